@@ -1,0 +1,112 @@
+"""The calibration suite: how good is a judge on labelled data, and which threshold to ship.
+
+Load or import a labelled set, score it with any ``Evaluator`` (resumable),
+then analyse the saved scores without the model: metrics with bootstrap
+intervals, a threshold tuned on one split and reported on another, an
+abstain band, calibrators, self-preference bias and a report.
+"""
+
+from judgelab.calibration._analysis import Analysis, analyze
+from judgelab.calibration._bootstrap import Interval, bootstrap_interval, bootstrap_many
+from judgelab.calibration._calibrators import (
+    CALIBRATORS,
+    Calibrator,
+    IsotonicCalibrator,
+    NotFittedError,
+    PlattCalibrator,
+    TemperatureScaling,
+    load_calibrator,
+    make_calibrator,
+)
+from judgelab.calibration._compare import Comparison, compare_runs, mcnemar_test
+from judgelab.calibration._criteria import criteria_thresholds, write_criteria_thresholds
+from judgelab.calibration._importers import (
+    IMPORTERS,
+    import_faithbench,
+    import_halueval_general,
+    import_halueval_qa,
+    import_llm_aggrefact,
+    import_set,
+    import_wice,
+)
+from judgelab.calibration._metrics import (
+    DegenerateMetricWarning,
+    binary_metrics,
+    calibration_bins,
+    expected_calibration_error,
+)
+from judgelab.calibration._report import write_report
+from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, write_rows
+from judgelab.calibration._run import ScoreRecord, read_scores, run
+from judgelab.calibration._selfpref import SelfPreference, is_self_generator, self_preference
+from judgelab.calibration._suite import (
+    DEFAULT_MODEL,
+    CalibrationResult,
+    analyze_run,
+    calibrate,
+    default_set_path,
+    resolve_set,
+)
+from judgelab.calibration._thresholds import (
+    AbstainBand,
+    ThresholdStrategy,
+    abstain_band,
+    choose_threshold,
+    parse_strategy,
+    threshold_curve,
+)
+
+__all__ = [
+    "AbstainBand",
+    "Analysis",
+    "CALIBRATORS",
+    "CalibrationResult",
+    "Calibrator",
+    "Comparison",
+    "DEFAULT_MODEL",
+    "DegenerateMetricWarning",
+    "IMPORTERS",
+    "Interval",
+    "IsotonicCalibrator",
+    "LabelledRow",
+    "LabelledSet",
+    "NotFittedError",
+    "PlattCalibrator",
+    "ScoreRecord",
+    "SelfPreference",
+    "TemperatureScaling",
+    "ThresholdStrategy",
+    "abstain_band",
+    "analyze",
+    "analyze_run",
+    "binary_metrics",
+    "bootstrap_interval",
+    "bootstrap_many",
+    "calibrate",
+    "calibration_bins",
+    "choose_threshold",
+    "compare_runs",
+    "criteria_thresholds",
+    "default_set_path",
+    "expected_calibration_error",
+    "import_faithbench",
+    "import_halueval_general",
+    "import_halueval_qa",
+    "import_llm_aggrefact",
+    "import_set",
+    "import_wice",
+    "is_self_generator",
+    "load_calibrator",
+    "load_rows",
+    "make_calibrator",
+    "mcnemar_test",
+    "parse_strategy",
+    "read_scores",
+    "resolve_set",
+    "run",
+    "self_preference",
+    "threshold_curve",
+    "write_criteria_thresholds",
+    "write_report",
+    "write_rows",
+]

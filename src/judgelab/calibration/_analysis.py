@@ -1,0 +1,354 @@
+"""Analysis of a scored run: held-out metrics, threshold, abstain band, calibration, bias.
+
+Everything here works from saved ``ScoreRecord``s, without the model.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judgelab.calibration._bootstrap import Interval, bootstrap_many
+from judgelab.calibration._calibrators import CALIBRATORS, Calibrator, make_calibrator
+from judgelab.calibration._criteria import criteria_thresholds
+from judgelab.calibration._metrics import THRESHOLD_METRICS, binary_metrics, fast_binary_metrics
+from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration._selfpref import SelfPreference, self_preference
+from judgelab.calibration._thresholds import (
+    AbstainBand,
+    abstain_band,
+    choose_threshold,
+    parse_strategy,
+)
+from judgelab.errors import DataError
+
+__all__ = ["Analysis", "analyze"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Analysis:
+    """What ``analyze`` found for one task's records (see ``to_dict`` for the JSON)."""
+
+    task: str
+    n_rows: int
+    n_scored: int
+    n_errors: int
+    strategy: str
+    mode: str  # "split" | "cv" | "in-sample"
+    mode_note: str
+    threshold: float
+    threshold_calibrated: float | None
+    n_tuning: int
+    n_heldout: int
+    heldout: dict[str, Interval]
+    heldout_by_group: dict[str, dict[str, Interval]]
+    in_sample: dict[str, float]
+    abstain: AbstainBand
+    abstain_heldout: AbstainBand
+    calibration: dict[str, dict[str, float]]
+    calibrator_kind: str
+    calibrator: Calibrator | None
+    self_pref: SelfPreference | None
+    criteria: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # arrays for plots (held-out rows): labels, raw scores, calibrated scores
+    y: np.ndarray = field(default_factory=lambda: np.empty(0))
+    s: np.ndarray = field(default_factory=lambda: np.empty(0))
+    s_cal: np.ndarray = field(default_factory=lambda: np.empty(0))
+    s_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
+    y_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    def headline(self) -> str:
+        """The one sentence a user wants first."""
+        ba = self.heldout.get("balanced_accuracy")
+        where = {
+            "split": f"on {self.n_heldout} held-out test rows (tuned on {self.n_tuning} dev rows)",
+            "cv": f"on held-out folds ({self.n_heldout} rows, {self.mode_note})",
+            "in-sample": f"on the {self.n_heldout} rows it was tuned on (IN-SAMPLE: {self.mode_note})",
+        }[self.mode]
+        cal = self.calibration.get(self.calibrator_kind, {})
+        ece = cal.get("ece_after")
+        ece_txt = (
+            f"calibrated ECE {ece:.3f} ({self.calibrator_kind}, held-out; raw {cal.get('ece_before', math.nan):.3f})"
+            if ece is not None and not math.isnan(ece)
+            else "calibrated ECE: n/a"
+        )
+        if self.self_pref is not None and self.self_pref.measurable:
+            sp = f"self-preference gap {self.self_pref.gap_pos:+.3f} (p = {self.self_pref.p_value_pos:.3g})"
+        else:
+            sp = "self-preference gap: not measurable on this set"
+        return (
+            f"Ship threshold {self.threshold:.3f}: expected balanced accuracy {ba} {where}; "
+            f"{ece_txt}; {sp}."
+        )
+
+    def chance_note(self) -> str | None:
+        """A plain warning when AUROC's interval includes 0.5."""
+        au = self.heldout.get("auroc")
+        if au is None or math.isnan(au.estimate):
+            return None
+        if not math.isnan(au.low) and au.low <= 0.5 <= au.high:
+            return (
+                f"AUROC {au} includes 0.5: on this set the judge's scores are not "
+                "distinguishable from chance. Do not ship it for this task without a better model."
+            )
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x):
+            return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+        return {
+            "task": self.task,
+            "headline": self.headline(),
+            "chance_note": self.chance_note(),
+            "rows": {"total": self.n_rows, "scored": self.n_scored, "errors": self.n_errors},
+            "threshold": {
+                "value": self.threshold,
+                "calibrated_value": num(self.threshold_calibrated),
+                "strategy": self.strategy,
+                "mode": self.mode,
+                "note": self.mode_note,
+                "n_tuning": self.n_tuning,
+                "n_heldout": self.n_heldout,
+            },
+            "heldout": {k: v.to_dict() for k, v in self.heldout.items()},
+            "heldout_by_group": {g: {k: v.to_dict() for k, v in m.items()} for g, m in self.heldout_by_group.items()},
+            "in_sample_at_threshold": {k: num(v) for k, v in self.in_sample.items()},
+            "abstain_band": {"tuned": self.abstain.to_dict(), "heldout": self.abstain_heldout.to_dict()},
+            "calibration": {k: {m: num(x) for m, x in v.items()} for k, v in self.calibration.items()},
+            "calibrator": self.calibrator.to_dict() if self.calibrator is not None else None,
+            "self_preference": self.self_pref.to_dict() if self.self_pref is not None else None,
+            "criteria": self.criteria,
+        }
+
+
+def _folds(y: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
+    """Stratified fold ids, or None when there are too few rows of a class."""
+    from sklearn.model_selection import StratifiedKFold
+
+    minority = int(min((y == 0).sum(), (y == 1).sum()))
+    k = min(k, minority)
+    if k < 2:
+        return None
+    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=0 if seed is None else seed)
+    return [test for _, test in skf.split(np.zeros(len(y)), y)]
+
+
+def _fit_calibrator(kind: str, s: np.ndarray, y: np.ndarray) -> Calibrator | None:
+    try:
+        return make_calibrator(kind).fit(s, y)
+    except Exception as exc:  # e.g. one class only
+        logger.warning("could not fit %s calibrator: %s", kind, exc)
+        return None
+
+
+def analyze(
+    records: Iterable[ScoreRecord],
+    *,
+    strategy: str = "balanced_accuracy",
+    calibrator: str = "platt",
+    self_generators: Sequence[str] = (),
+    k_folds: int = 5,
+    target_error: float = 0.1,
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+) -> Analysis:
+    """Analyse one task's scored records.
+
+    The threshold, abstain band and calibrators are tuned on the ``dev``
+    split and measured on ``test`` when the records carry both; otherwise
+    k-fold cross-validation gives held-out estimates and the shipped
+    threshold is tuned on all rows. With too few rows for either, metrics are
+    in-sample and marked so.
+
+    Parameters
+    ----------
+    records
+        Records of one task (``ScoreRecord``); rows that failed to score are
+        counted and left out.
+    strategy
+        Threshold strategy (see ``parse_strategy``).
+    calibrator
+        The calibrator to ship: ``temperature``, ``platt`` or ``isotonic``
+        (all three are measured).
+    self_generators
+        fnmatch patterns naming the judge's own family, for self-preference.
+    k_folds
+        Folds for cross-validation when there is no dev/test split.
+    target_error
+        Error rate among decided rows for the abstain band.
+    n_resamples, seed
+        Bootstrap settings.
+
+    Returns
+    -------
+    Analysis
+    """
+    st = parse_strategy(strategy)
+    make_calibrator(calibrator)  # validate the name early
+    records = list(records)
+    tasks = {r.task for r in records}
+    if len(tasks) > 1:
+        raise DataError(f"analyze takes one task's records; got {sorted(tasks)}. Analyse each task separately.")
+    ok = [r for r in records if r.ok]
+    n_errors = len(records) - len(ok)
+    if not ok:
+        raise DataError("No row was scored successfully; nothing to analyse (see the 'error' fields of the run file).")
+    y_all = np.array([r.label for r in ok], dtype=int)
+    s_all = np.array([r.score for r in ok], dtype=float)
+    groups_all = np.array([r.group or "(none)" for r in ok])
+    splits = np.array([r.split or "" for r in ok])
+    has_split = (splits == "dev").any() and (splits == "test").any()
+
+    thr_row = np.full(len(ok), np.nan)  # per-row threshold used for held-out verdicts
+    s_cal_row = {k: np.full(len(ok), np.nan) for k in CALIBRATORS}
+    band_low = np.full(len(ok), np.nan)
+    band_high = np.full(len(ok), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if has_split:
+            mode = "split"
+            tune = splits == "dev"
+            held = splits == "test"
+            note = "threshold tuned on the dev split, measured on the test split"
+            t = choose_threshold(y_all[tune], s_all[tune], st)
+            thr_row[held] = t
+            band = abstain_band(y_all[tune], s_all[tune], target_error=target_error)
+            band_low[held], band_high[held] = band.low, band.high
+            for kind in CALIBRATORS:
+                c = _fit_calibrator(kind, s_all[tune], y_all[tune])
+                if c is not None:
+                    s_cal_row[kind][held] = c.predict(s_all[held])
+            y_tuning, s_tuning = y_all[tune], s_all[tune]
+        else:
+            folds = _folds(y_all, k_folds, seed)
+            tune = np.ones(len(ok), dtype=bool)
+            y_tuning, s_tuning = y_all, s_all
+            t = choose_threshold(y_all, s_all, st)
+            band = abstain_band(y_all, s_all, target_error=target_error)
+            if folds is None:
+                mode = "in-sample"
+                held = np.ones(len(ok), dtype=bool)
+                note = "too few rows of a class for cross-validation"
+                thr_row[:] = t
+                band_low[:], band_high[:] = band.low, band.high
+                for kind in CALIBRATORS:
+                    c = _fit_calibrator(kind, s_all, y_all)
+                    if c is not None:
+                        s_cal_row[kind][:] = c.predict(s_all)
+            else:
+                mode = "cv"
+                held = np.ones(len(ok), dtype=bool)
+                note = f"{len(folds)}-fold cross-validation; the shipped threshold is tuned on all rows"
+                for test_idx in folds:
+                    train = np.ones(len(ok), dtype=bool)
+                    train[test_idx] = False
+                    thr_row[test_idx] = choose_threshold(y_all[train], s_all[train], st)
+                    b = abstain_band(y_all[train], s_all[train], target_error=target_error)
+                    band_low[test_idx], band_high[test_idx] = b.low, b.high
+                    for kind in CALIBRATORS:
+                        c = _fit_calibrator(kind, s_all[train], y_all[train])
+                        if c is not None:
+                            s_cal_row[kind][test_idx] = c.predict(s_all[test_idx])
+
+    y_h, s_h, t_h = y_all[held], s_all[held], thr_row[held]
+
+    def stat(y, s, t):
+        return fast_binary_metrics(y, s, t)
+
+    heldout = bootstrap_many(stat, [y_h, s_h, t_h], n_resamples=n_resamples, seed=seed)
+    # Point estimates from scikit-learn (the numpy twin used for resamples
+    # gives the same values; the tests check it). Under cross-validation each
+    # fold has its own threshold, so the thresholded metrics come from the twin.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        point = binary_metrics(y_h, s_h, threshold=t)
+        if mode == "cv":
+            per_fold = fast_binary_metrics(y_h, s_h, t_h)
+            point.update({k: per_fold[k] for k in THRESHOLD_METRICS})
+    for k, iv in heldout.items():
+        heldout[k] = Interval(float(point[k]), iv.low, iv.high, iv.confidence)
+
+    by_group = {}
+    for g in sorted(set(groups_all[held])):
+        m = groups_all[held] == g
+        by_group[g] = bootstrap_many(stat, [y_h[m], s_h[m], t_h[m]], n_resamples=max(200, n_resamples // 5), seed=seed)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        in_sample = binary_metrics(y_all, s_all, threshold=t)
+    band_held = _pooled_band(y_h, s_h, band_low[held], band_high[held], target_error)
+
+    calibration = {}
+    for kind in CALIBRATORS:
+        sc = s_cal_row[kind][held]
+        valid = ~np.isnan(sc)
+        before = fast_binary_metrics(y_h[valid], s_h[valid], 0.5) if valid.any() else {}
+        after = fast_binary_metrics(y_h[valid], sc[valid], 0.5) if valid.any() else {}
+        calibration[kind] = {
+            "n": int(valid.sum()),
+            "ece_before": before.get("ece", math.nan),
+            "ece_after": after.get("ece", math.nan),
+            "ece_equal_mass_before": before.get("ece_equal_mass", math.nan),
+            "ece_equal_mass_after": after.get("ece_equal_mass", math.nan),
+            "brier_before": before.get("brier", math.nan),
+            "brier_after": after.get("brier", math.nan),
+        }
+    final_cal = _fit_calibrator(calibrator, s_tuning, y_tuning)
+    t_cal = float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None
+
+    sp = None
+    gens = [r.generator for r in ok]
+    if any(gens):
+        sp = self_preference(
+            s_all >= t, y_all, gens, self_generators,
+            n_resamples=max(500, n_resamples), n_permutations=max(500, n_resamples), seed=seed,
+        )
+    crit = criteria_thresholds(ok, strategy=str(st)) if any(r.labels and r.criteria for r in ok) else {}
+
+    s_cal_plot = s_cal_row[calibrator][held]
+    return Analysis(
+        task=next(iter(tasks)),
+        n_rows=len(records),
+        n_scored=len(ok),
+        n_errors=n_errors,
+        strategy=str(st),
+        mode=mode,
+        mode_note=note,
+        threshold=float(t),
+        threshold_calibrated=t_cal,
+        n_tuning=int(tune.sum()),
+        n_heldout=int(held.sum()),
+        heldout=heldout,
+        heldout_by_group=by_group,
+        in_sample=in_sample,
+        abstain=band,
+        abstain_heldout=band_held,
+        calibration=calibration,
+        calibrator_kind=calibrator,
+        calibrator=final_cal,
+        self_pref=sp,
+        criteria=crit,
+        y=y_h,
+        s=s_h,
+        s_cal=s_cal_plot,
+        s_tuning=s_tuning,
+        y_tuning=y_tuning,
+    )
+
+
+def _pooled_band(y, s, low, high, target_error) -> AbstainBand:
+    decided = (s < low) | (s >= high)
+    wrong = ((s >= high) & (y == 0)) | ((s < low) & (y == 1))
+    n_dec = int(decided.sum())
+    lo = float(np.nanmedian(low)) if len(low) else math.nan
+    hi = float(np.nanmedian(high)) if len(high) else math.nan
+    return AbstainBand(lo, hi, n_dec / max(len(y), 1), float(wrong.sum() / n_dec) if n_dec else math.nan, target_error)

@@ -1,0 +1,141 @@
+"""Percentile bootstrap intervals."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["Interval", "bootstrap_interval", "bootstrap_many"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a confidence interval."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float = 0.95
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` lies in [low, high] (false when the interval is nan)."""
+        return bool(self.low <= value <= self.high)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"estimate": _clean(self.estimate), "low": _clean(self.low), "high": _clean(self.high)}
+
+    def __format__(self, spec: str) -> str:
+        spec = spec or ".3f"
+        if math.isnan(self.estimate):
+            return "n/a"
+        if math.isnan(self.low):
+            return f"{self.estimate:{spec}} [n/a]"
+        return f"{self.estimate:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+
+
+def _clean(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _check(n_resamples: int, confidence: float) -> None:
+    if not isinstance(n_resamples, int) or n_resamples < 1:
+        raise JudgelabError(f"The 'n_resamples' parameter must be an int >= 1. Got {n_resamples!r} instead.")
+    if not 0 < confidence < 1:
+        raise JudgelabError(f"The 'confidence' parameter must be in (0, 1). Got {confidence!r} instead.")
+
+
+def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator, strata) -> np.ndarray:
+    if strata is None:
+        return rng.integers(0, n, size=(n_resamples, n))
+    strata = np.asarray(strata)
+    parts = []
+    for value in np.unique(strata):
+        members = np.flatnonzero(strata == value)
+        parts.append(members[rng.integers(0, len(members), size=(n_resamples, len(members)))])
+    return np.concatenate(parts, axis=1)
+
+
+def bootstrap_many(
+    statistic: Callable[..., dict[str, float]],
+    arrays: Sequence[np.ndarray],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    strata=None,
+) -> dict[str, Interval]:
+    """Percentile bootstrap of a statistic that returns several named numbers.
+
+    Parameters
+    ----------
+    statistic
+        Called as ``statistic(*resampled_arrays)``; returns ``{name: value}``.
+    arrays
+        Arrays of equal length, resampled together (paired) by row.
+    n_resamples, confidence, seed
+        Bootstrap size, interval level and random seed (``None`` for fresh
+        randomness; 0 is a seed like any other).
+    strata
+        Optional row labels; rows are resampled within each stratum so that
+        every resample keeps the strata sizes.
+
+    Returns
+    -------
+    dict of Interval
+        Resamples where a value is nan (e.g. one class only) are left out;
+        when fewer than half are usable the interval is nan.
+    """
+    _check(n_resamples, confidence)
+    arrays = [np.asarray(a) for a in arrays]
+    n = len(arrays[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        point = statistic(*arrays)
+    if n == 0:
+        return {k: Interval(float(v), math.nan, math.nan, confidence) for k, v in point.items()}
+    rng = np.random.default_rng(seed)
+    idx = _resample_indices(n, n_resamples, rng, strata)
+    draws: dict[str, list[float]] = {k: [] for k in point}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in idx:
+            values = statistic(*(a[row] for a in arrays))
+            for k in draws:
+                draws[k].append(values.get(k, math.nan))
+    alpha = (1 - confidence) / 2
+    out = {}
+    for k, v in point.items():
+        d = np.asarray(draws[k], dtype=float)
+        d = d[~np.isnan(d)]
+        if len(d) < n_resamples / 2 or math.isnan(v):
+            out[k] = Interval(float(v), math.nan, math.nan, confidence)
+        else:
+            lo, hi = np.quantile(d, [alpha, 1 - alpha])
+            out[k] = Interval(float(v), float(lo), float(hi), confidence)
+    return out
+
+
+def bootstrap_interval(
+    metric: Callable[..., float],
+    *arrays,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    strata=None,
+) -> Interval:
+    """Percentile bootstrap interval of one metric, e.g. ``bootstrap_interval(roc_auc_score, y, s)``."""
+    res = bootstrap_many(
+        lambda *a: {"v": metric(*a)},
+        arrays,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        strata=strata,
+    )
+    return res["v"]

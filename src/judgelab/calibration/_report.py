@@ -1,0 +1,210 @@
+"""Writing a calibration run's results: metrics.json, report.md, report.html."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from judgelab.calibration._analysis import Analysis
+from judgelab.calibration._criteria import write_criteria_thresholds
+
+__all__ = ["write_report"]
+
+_SHOWN = ("balanced_accuracy", "accuracy", "precision", "recall", "f1", "mcc", "cohen_kappa",
+          "auroc", "auprc", "brier", "log_loss", "ece", "ece_equal_mass")
+_FIG_TITLES = {
+    "reliability": "Reliability diagram",
+    "roc": "ROC curve",
+    "pr": "Precision-recall curve",
+    "histogram": "Score histograms by label",
+    "threshold": "Threshold vs metric",
+}
+
+
+def _f(x: Any, spec: str = ".3f") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return format(x, spec)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, header, rows, note) tables for one task."""
+    tables = []
+    note = {
+        "split": "Measured on the test split; threshold, band and calibrators tuned on the dev split.",
+        "cv": f"Held-out estimates from {a.mode_note}.",
+        "in-sample": f"IN-SAMPLE ({a.mode_note}): these numbers are measured on the rows the threshold was tuned on and are optimistic.",
+    }[a.mode]
+    tables.append((
+        "Metrics at the shipped threshold (95% bootstrap intervals)",
+        ["metric", "held-out", f"all rows, in-sample (threshold {a.threshold:.3f})"],
+        [[k, format(a.heldout[k]), _f(a.in_sample.get(k))] for k in _SHOWN if k in a.heldout],
+        note,
+    ))
+    if len(a.heldout_by_group) > 1:
+        tables.append((
+            "By group (held-out)",
+            ["group", "balanced accuracy", "AUROC", "F1", "ECE"],
+            [[g, format(m["balanced_accuracy"]), format(m["auroc"]), format(m["f1"]), format(m["ece"])]
+             for g, m in a.heldout_by_group.items()],
+            "",
+        ))
+    tables.append((
+        "Calibration (held-out)",
+        ["calibrator", "rows", "ECE before", "ECE after", "ECE equal-mass before", "after", "Brier before", "after"],
+        [[k + (" (shipped)" if k == a.calibrator_kind else ""), str(v.get("n")), _f(v["ece_before"]), _f(v["ece_after"]),
+          _f(v["ece_equal_mass_before"]), _f(v["ece_equal_mass_after"]), _f(v["brier_before"]), _f(v["brier_after"])]
+         for k, v in a.calibration.items()],
+        (f"The shipped {a.calibrator_kind} calibrator is fitted on the {a.n_tuning} tuning rows; "
+         f"with it, the threshold on calibrated scores is {_f(a.threshold_calibrated)}."),
+    ))
+    b, bh = a.abstain, a.abstain_heldout
+    tables.append((
+        f"Abstain band (target error {b.target_error:g} among decided rows)",
+        ["", "fail below", "pass at or above", "coverage", "error among decided"],
+        [["tuning rows", _f(b.low), _f(b.high), _f(b.coverage), _f(b.error)],
+         ["held-out", _f(bh.low), _f(bh.high), _f(bh.coverage), _f(bh.error)]],
+        "Accept when confident, escalate the rows in between to a person or a stronger judge.",
+    ))
+    sp = a.self_pref
+    if sp is not None:
+        rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
+                for s in sp.by_generator]
+        for s in (sp.self_stats, sp.other_stats):
+            rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
+        tables.append((
+            "Self-preference",
+            ["generator", "rows", "pass rate", "P(pass | label 1)", "P(pass | label 0)"],
+            rows,
+            (f"Self patterns: {', '.join(sp.patterns) or '(none)'}. Gap label 1 (equal opportunity): "
+             f"{format(sp.gap_pos, '+.3f')}, p = {_f(sp.p_value_pos, '.3g')}; gap label 0: "
+             f"{format(sp.gap_neg, '+.3f')}, p = {_f(sp.p_value_neg, '.3g')}. {sp.message} "
+             f"Verdicts at the shipped threshold on all scored rows."),
+        ))
+    if a.criteria:
+        tables.append((
+            "Criteria minimums",
+            ["criterion", "minimum", "rows", "positives", "balanced accuracy (in-sample)"],
+            [[k, _f(v["minimum"]), str(v["n"]), str(v["n_pos"]), _f(v["balanced_accuracy_in_sample"])] for k, v in a.criteria.items()],
+            "Written to criteria-thresholds.json for CriteriaJudge.",
+        ))
+    return tables
+
+
+def write_report(
+    analyses: Mapping[str, Analysis],
+    out_dir: str | Path,
+    *,
+    meta: Mapping[str, Any] | None = None,
+    figures: bool = True,
+) -> dict[str, Path]:
+    """Write ``metrics.json``, ``report.md``, ``report.html``, calibrators and figures.
+
+    Parameters
+    ----------
+    analyses
+        ``{task: Analysis}``.
+    out_dir
+        Output folder (created).
+    meta
+        Run facts shown at the top (model, set, command, ...).
+    figures
+        Draw the matplotlib figures (PNG files under ``figures/`` for the
+        markdown, embedded as base64 in the HTML).
+
+    Returns
+    -------
+    dict
+        Paths written, by kind.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = dict(meta or {})
+    written: dict[str, Path] = {}
+    metrics = {"meta": meta, "tasks": {t: a.to_dict() for t, a in analyses.items()}}
+    for t, a in analyses.items():
+        if a.calibrator is not None:
+            written[f"calibrator-{t}"] = a.calibrator.save(out / f"calibrator-{t}.json")
+            metrics["tasks"][t]["calibrator_file"] = written[f"calibrator-{t}"].name
+        if a.criteria:
+            written[f"criteria-{t}"] = write_criteria_thresholds(
+                a.criteria, out / f"criteria-thresholds-{t}.json", model=meta.get("model"), strategy=a.strategy
+            )
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
+    written["metrics"] = out / "metrics.json"
+
+    figs: dict[str, dict[str, bytes]] = {}
+    if figures:
+        from judgelab.calibration._plots import analysis_figures
+
+        for t, a in analyses.items():
+            figs[t] = analysis_figures(a)
+            (out / "figures").mkdir(exist_ok=True)
+            for name, png in figs[t].items():
+                (out / "figures" / f"{t}-{name}.png").write_bytes(png)
+
+    md: list[str] = ["# judgelab calibration report", ""]
+    for t, a in analyses.items():
+        md.append(f"**{t}:** {a.headline()}")
+        md.append("")
+        if a.chance_note():
+            md += [f"> **Warning ({t}):** {a.chance_note()}", ""]
+    if meta:
+        md += ["", *[f"- {k}: `{v}`" for k, v in meta.items()], ""]
+    for t, a in analyses.items():
+        md += [f"## {t}", "", f"{a.n_scored} of {a.n_rows} rows scored"
+               + (f"; {a.n_errors} failed and are left out (see the 'error' field in scores.jsonl)" if a.n_errors else "")
+               + f". Threshold strategy `{a.strategy}`.", ""]
+        for title, header, rows, note in _task_sections(a):
+            md += [f"### {title}", "", *_md_table(header, rows), ""]
+            if note:
+                md += [note, ""]
+        for name in figs.get(t, {}):
+            md += [f"![{_FIG_TITLES[name]}](figures/{t}-{name}.png)", ""]
+    (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    written["report_md"] = out / "report.md"
+
+    h = html.escape
+    body = ["<h1>judgelab calibration report</h1>"]
+    for t, a in analyses.items():
+        body.append(f"<p class='headline'><b>{h(t)}:</b> {h(a.headline())}</p>")
+        if a.chance_note():
+            body.append(f"<p class='warn'><b>Warning:</b> {h(a.chance_note())}</p>")
+    if meta:
+        body.append("<ul>" + "".join(f"<li>{h(str(k))}: <code>{h(str(v))}</code></li>" for k, v in meta.items()) + "</ul>")
+    for t, a in analyses.items():
+        body.append(f"<h2>{h(t)}</h2><p>{a.n_scored} of {a.n_rows} rows scored; {a.n_errors} failed. "
+                    f"Threshold strategy <code>{h(a.strategy)}</code>.</p>")
+        for title, header, rows, note in _task_sections(a):
+            body.append(f"<h3>{h(title)}</h3><table><tr>" + "".join(f"<th>{h(c)}</th>" for c in header) + "</tr>")
+            for r in rows:
+                body.append("<tr>" + "".join(f"<td>{h(c).replace('**', '')}</td>" for c in r) + "</tr>")
+            body.append("</table>")
+            if note:
+                body.append(f"<p class='note'>{h(note)}</p>")
+        body.append("<div class='figs'>")
+        for name, png in figs.get(t, {}).items():
+            b64 = base64.b64encode(png).decode("ascii")
+            body.append(f"<figure><img alt='{h(_FIG_TITLES[name])}' src='data:image/png;base64,{b64}'>"
+                        f"<figcaption>{h(_FIG_TITLES[name])}</figcaption></figure>")
+        body.append("</div>")
+    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+             "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:14px}"
+             ".headline{font-size:1.15em;background:#eef6ee;padding:.6em}.warn{background:#fdecea;padding:.6em}"
+             ".note{color:#555;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}")
+    doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>judgelab calibration report</title>"
+           f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+    (out / "report.html").write_text(doc, encoding="utf-8")
+    written["report_html"] = out / "report.html"
+    return written

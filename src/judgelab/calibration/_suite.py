@@ -1,0 +1,289 @@
+"""``calibrate``: load a judge, score a labelled set, analyse it and write the report."""
+
+from __future__ import annotations
+
+import importlib.resources
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgelab.calibration._analysis import Analysis, analyze
+from judgelab.calibration._importers import IMPORTERS, import_set
+from judgelab.calibration._report import write_report
+from judgelab.calibration._rows import LabelledRow, load_rows
+from judgelab.calibration._run import ScoreRecord, read_scores, run
+from judgelab.errors import DataError, JudgelabError
+from judgelab.evaluators._spi import Evaluator
+
+__all__ = ["DEFAULT_MODEL", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "gemma-3-270m"
+STARTER_SET = "starter.jsonl"
+#: Tasks ``calibrate`` can build an evaluator for from a model.
+SCORABLE_TASKS = ("fact-check", "relevancy")
+
+
+def default_set_path() -> Path:
+    """Where the project's starter set lives.
+
+    Looks in ``$JUDGELAB_DATA_DIR/calibration`` (or ``$JUDGELAB_DATA_DIR``),
+    then in the installed package data (``judgelab/_data/calibration``),
+    then in the source checkout's ``calibration/`` folder.
+    """
+    tried = []
+    env = os.environ.get("JUDGELAB_DATA_DIR")
+    if env:
+        for cand in (Path(env) / "calibration" / STARTER_SET, Path(env) / STARTER_SET):
+            tried.append(str(cand))
+            if cand.is_file():
+                return cand
+    try:
+        res = importlib.resources.files("judgelab") / "_data" / "calibration" / STARTER_SET
+        tried.append(str(res))
+        if res.is_file():
+            return Path(str(res))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover
+        pass
+    checkout = Path(__file__).resolve().parents[3] / "calibration" / STARTER_SET
+    tried.append(str(checkout))
+    if checkout.is_file():
+        return checkout
+    raise DataError(
+        "The starter set was not found (tried: " + ", ".join(tried) + "). Set JUDGELAB_DATA_DIR, "
+        "reinstall judgelab, or pass a set with --set FILE."
+    )
+
+
+def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False) -> tuple[list[LabelledRow], str, int]:
+    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH`` or rows.
+
+    Returns
+    -------
+    rows, description, n_skipped
+    """
+    if spec is None:
+        path = default_set_path()
+        ls = load_rows(path, skip_invalid=skip_invalid)
+        return list(ls.rows), str(path), len(ls.skipped)
+    if not isinstance(spec, (str, Path)):
+        return list(spec), "(rows)", 0
+    text = str(spec)
+    kind, sep, rest = text.partition(":")
+    if sep and kind in IMPORTERS:
+        return import_set(kind, rest), text, 0
+    if sep and not Path(text).exists() and len(kind) > 1:
+        raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {', '.join(IMPORTERS)}.")
+    ls = load_rows(text, skip_invalid=skip_invalid)
+    return list(ls.rows), text, len(ls.skipped)
+
+
+class CalibrationResult:
+    """What ``calibrate`` produced: per-task analyses, records and written files."""
+
+    def __init__(self, analyses: dict[str, Analysis], records: list[ScoreRecord], files: dict[str, Path], out: Path) -> None:
+        self.analyses = analyses
+        self.records = records
+        self.files = files
+        self.out = out
+
+    def headline(self) -> str:
+        return "\n".join(f"{t}: {a.headline()}" for t, a in self.analyses.items())
+
+    def __repr__(self) -> str:
+        return f"CalibrationResult(out={str(self.out)!r}, tasks={list(self.analyses)})"
+
+
+def _default_evaluator_factory(model: Any) -> Callable[[str], Evaluator]:
+    from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator
+
+    def make(task: str) -> Evaluator:
+        if task == "fact-check":
+            return FactCheckingEvaluator(model)
+        if task == "relevancy":
+            return RelevancyEvaluator(model)
+        raise JudgelabError(
+            f"calibrate cannot build an evaluator for task {task!r} from a model yet; "
+            "score those rows with run(your_evaluator, rows, out=...) and analyse with analyze_run()."
+        )
+
+    return make
+
+
+def analyze_run(
+    records: Sequence[ScoreRecord] | str | Path,
+    out: str | Path,
+    *,
+    threshold_strategy: str = "balanced_accuracy",
+    calibrator: str = "platt",
+    self_generators: Sequence[str] = (),
+    target_error: float = 0.1,
+    k_folds: int = 5,
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+    meta: Mapping[str, Any] | None = None,
+    figures: bool = True,
+) -> dict[str, Analysis]:
+    """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``."""
+    if isinstance(records, (str, Path)):
+        records = read_scores(records)
+    by_task: dict[str, list[ScoreRecord]] = {}
+    for r in records:
+        by_task.setdefault(r.task, []).append(r)
+    analyses = {
+        task: analyze(
+            recs,
+            strategy=threshold_strategy,
+            calibrator=calibrator,
+            self_generators=self_generators,
+            k_folds=k_folds,
+            target_error=target_error,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        for task, recs in by_task.items()
+    }
+    write_report(analyses, out, meta=meta, figures=figures)
+    return analyses
+
+
+def calibrate(
+    model: str | Any = DEFAULT_MODEL,
+    set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
+    out: str | Path = "runs/calibrate",
+    *,
+    task: str | Sequence[str] | None = None,
+    threshold_strategy: str = "balanced_accuracy",
+    calibrator: str = "platt",
+    self_generators: Sequence[str] | None = None,
+    target_error: float = 0.1,
+    limit: int | None = None,
+    skip_invalid: bool = False,
+    evaluators: Mapping[str, Evaluator] | None = None,
+    batch_size: int = 8,
+    k_folds: int = 5,
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+    progress: bool = True,
+    figures: bool = True,
+    model_options: Mapping[str, Any] | None = None,
+) -> CalibrationResult:
+    """Measure a judge on a labelled set and say which threshold to ship.
+
+    Scores every row (resumably, into ``out/scores.jsonl``), then writes
+    ``metrics.json``, ``report.md``, ``report.html``, the fitted calibrator
+    per task (``calibrator-TASK.json``) and figures to ``out``.
+
+    Parameters
+    ----------
+    model
+        A model spec id or path (loaded with ``judgelab.engine.load_model``)
+        or an already loaded ``JudgeModel``. Ignored for tasks covered by
+        ``evaluators``.
+    set
+        A labelled JSONL file, ``KIND:PATH`` to import on the fly (e.g.
+        ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the
+        starter set.
+    out
+        Output folder; rerunning with the same folder resumes scoring.
+    task
+        Keep only rows of this task (or tasks).
+    threshold_strategy
+        See ``parse_strategy``.
+    calibrator
+        Calibrator to ship: ``temperature``, ``platt`` or ``isotonic``.
+    self_generators
+        fnmatch patterns of the judge's own family; defaults to the model
+        spec's ``self_generators``.
+    target_error
+        Target error among decided rows for the abstain band.
+    limit
+        Score only the first ``limit`` rows of each task (after filtering).
+    skip_invalid
+        Skip malformed rows of a JSONL set instead of stopping.
+    evaluators
+        ``{task: Evaluator}`` to use instead of building evaluators from
+        ``model`` (e.g. a tuned template or a remote judge).
+    batch_size, k_folds, n_resamples, seed, progress, figures
+        Scoring batch size, CV folds, bootstrap size and seed, progress bar
+        and plots.
+    model_options
+        Extra keyword arguments for ``load_model`` (e.g. ``n_threads``).
+
+    Returns
+    -------
+    CalibrationResult
+    """
+    rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
+    tasks = [task] if isinstance(task, str) else list(task or [])
+    if tasks:
+        rows = [r for r in rows if r.task in tasks]
+    if not rows:
+        raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
+    by_task: dict[str, list[LabelledRow]] = {}
+    for r in rows:
+        by_task.setdefault(r.task, []).append(r)
+    if limit is not None:
+        by_task = {t: rs[:limit] for t, rs in by_task.items()}
+    evaluators = dict(evaluators or {})
+    model_obj = None
+    model_id = getattr(getattr(model, "spec", None), "id", None) or str(model)
+    if any(t not in evaluators for t in by_task):
+        if isinstance(model, (str, Path)):
+            from judgelab.engine import load_model
+
+            model_obj = load_model(model, **dict(model_options or {}))
+        else:
+            model_obj = model
+        model_id = model_obj.spec.id
+        factory = _default_evaluator_factory(model_obj)
+        for t in by_task:
+            evaluators.setdefault(t, factory(t))
+    if self_generators is None:
+        spec = getattr(model_obj, "spec", None) if model_obj is not None else getattr(model, "spec", None)
+        self_generators = tuple(getattr(spec, "self_generators", ()) or ())
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    scores_path = out / "scores.jsonl"
+    records: list[ScoreRecord] = []
+    try:
+        for t, rs in by_task.items():
+            logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
+            records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
+    finally:
+        if model_obj is not None and isinstance(model, (str, Path)) and hasattr(model_obj, "close"):
+            model_obj.close()
+    if model_obj is None:  # every task had its own evaluator: name what they reported
+        reported = sorted({r.model for r in records if r.model})
+        model_id = ", ".join(reported) or type(next(iter(evaluators.values()))).__name__
+    meta = {
+        "model": model_id,
+        "set": set_desc,
+        "rows": len(records),
+        "skipped_invalid_rows": n_skipped,
+        "threshold_strategy": threshold_strategy,
+        "calibrator": calibrator,
+        "self_generators": ", ".join(self_generators) or "(none)",
+        "seed": seed,
+    }
+    hashes = sorted({r.spec_hash for r in records if r.spec_hash})
+    if hashes:
+        meta["spec_hash"] = ", ".join(hashes)
+    analyses = analyze_run(
+        records,
+        out,
+        threshold_strategy=threshold_strategy,
+        calibrator=calibrator,
+        self_generators=self_generators,
+        target_error=target_error,
+        k_folds=k_folds,
+        n_resamples=n_resamples,
+        seed=seed,
+        meta=meta,
+        figures=figures,
+    )
+    files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
+    return CalibrationResult(analyses, records, files, out)

@@ -1,0 +1,73 @@
+"""``judgelab calibrate``: measure a judge on a labelled set and choose its threshold."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "calibrate",
+        help="measure a judge on a labelled set: metrics, threshold, calibration, bias, report",
+        description="Score a labelled set with a judge model (resumable), then write scores.jsonl, "
+        "metrics.json, report.md and report.html to --out. With no arguments, runs the embedded "
+        "model on the starter set.",
+    )
+    p.add_argument("--model", default="gemma-3-270m", help="model id, spec .toml or .gguf path (default gemma-3-270m)")
+    p.add_argument("--set", dest="set", metavar="FILE|KIND:PATH",
+                   help="labelled JSONL file, or KIND:PATH to import (wice, halueval-qa, halueval-general, "
+                   "faithbench, llm-aggrefact); default: the starter set")
+    p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")
+    p.add_argument("--threshold-strategy", default="balanced_accuracy",
+                   help="balanced_accuracy (default), f1, youden, precision>=X, recall>=X or cost:FP,FN")
+    p.add_argument("--calibrator", default="platt", choices=("temperature", "platt", "isotonic"),
+                   help="calibrator to fit and save (default platt; all three are measured)")
+    p.add_argument("--self-generators", metavar="PATTERNS",
+                   help="comma-separated fnmatch patterns of the judge's own family (default: the model spec's)")
+    p.add_argument("--target-error", type=float, default=0.1, help="error target among decided rows for the abstain band")
+    p.add_argument("--limit", type=int, help="score at most this many rows per task")
+    p.add_argument("--skip-invalid", action="store_true", help="skip malformed rows instead of stopping")
+    p.add_argument("--batch-size", type=int, default=8, help="rows per evaluate_many call (default 8)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed for folds and bootstrap (default 0)")
+    p.add_argument("--threads", type=int, help="CPU threads for the model")
+    p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
+    p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", default="runs/calibrate", help="output folder (default runs/calibrate); reruns resume")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from judgelab.calibration import calibrate
+
+    options = {"backend": args.backend}
+    if args.threads:
+        options["n_threads"] = args.threads
+    patterns = None
+    if args.self_generators is not None:
+        patterns = tuple(p.strip() for p in args.self_generators.split(",") if p.strip())
+    result = calibrate(
+        args.model,
+        args.set,
+        args.out,
+        task=args.task,
+        threshold_strategy=args.threshold_strategy,
+        calibrator=args.calibrator,
+        self_generators=patterns,
+        target_error=args.target_error,
+        limit=args.limit,
+        skip_invalid=args.skip_invalid,
+        batch_size=args.batch_size,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        progress=not args.no_progress,
+        figures=not args.no_plots,
+        model_options=options,
+    )
+    for task, a in result.analyses.items():
+        print(f"{task}: {a.headline()}")
+        if a.chance_note():
+            print(f"  warning: {a.chance_note()}")
+    print(f"report: {result.files['report_html']}")
+    return 0

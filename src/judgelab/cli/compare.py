@@ -1,0 +1,65 @@
+"""``judgelab compare RUN_A RUN_B``: paired comparison of two judges on the same rows."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from judgelab.errors import DataError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="compare two calibration runs on the same rows (paired bootstrap, McNemar)",
+        description="RUN_A and RUN_B are calibrate output folders or scores.jsonl files. Each run's "
+        "shipped threshold is read from its metrics.json when there is one, else 0.5.",
+    )
+    p.add_argument("run_a", metavar="RUN_A")
+    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("--task", help="compare only rows of this task")
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=run)
+
+
+def _load(run: str, task: str | None):
+    from judgelab.calibration import read_scores
+
+    path = Path(run)
+    scores = path / "scores.jsonl" if path.is_dir() else path
+    if not scores.exists():
+        raise DataError(f"No scores.jsonl at {run}; pass a calibrate output folder or a scores file.", path=str(scores))
+    records = read_scores(scores)
+    if task:
+        records = [r for r in records if r.task == task]
+    tasks = sorted({r.task for r in records})
+    if len(tasks) != 1:
+        raise DataError(f"{run} holds tasks {tasks}; choose one with --task.", path=str(scores))
+    threshold = 0.5
+    metrics = scores.parent / "metrics.json"
+    if metrics.exists():
+        try:
+            threshold = json.loads(metrics.read_text())["tasks"][tasks[0]]["threshold"]["value"]
+        except (KeyError, ValueError, TypeError):
+            pass
+    return records, threshold
+
+
+def run(args: argparse.Namespace) -> int:
+    from judgelab.calibration import compare_runs
+
+    a, ta = _load(args.run_a, args.task)
+    b, tb = _load(args.run_b, args.task)
+    c = compare_runs(a, b, threshold_a=ta, threshold_b=tb, n_resamples=args.resamples, seed=args.seed)
+    if args.json:
+        print(json.dumps(c.to_dict(), indent=2))
+        return 0
+    print(f"{c.n} shared rows (A threshold {ta:.3f}, B threshold {tb:.3f})")
+    print(f"{'metric':<20}{'A':>8}{'B':>8}   B - A [95% CI]")
+    for k, d in c.difference.items():
+        print(f"{k:<20}{c.metrics_a[k]:>8.3f}{c.metrics_b[k]:>8.3f}   {d:+.3f}")
+    print(f"McNemar: only A right {c.mcnemar_b}, only B right {c.mcnemar_c}, p = {c.mcnemar_p:.3g}")
+    return 0

@@ -1,0 +1,57 @@
+"""``judgelab sets``: import public data sets into labelled JSONL, and validate sets."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("sets", help="import or validate labelled sets")
+    sub = p.add_subparsers(dest="sets_command", metavar="ACTION")
+    imp = sub.add_parser(
+        "import",
+        help="convert a public data set into judgelab's labelled JSONL",
+        description="KIND is one of wice, halueval-qa, halueval-general, faithbench, llm-aggrefact.",
+    )
+    imp.add_argument("kind", metavar="KIND")
+    imp.add_argument("path", metavar="PATH", help="the data set's file (a dataset id or folder for llm-aggrefact)")
+    imp.add_argument("--out", required=True, help="JSONL file to write")
+    imp.add_argument("--split", choices=("dev", "test"), help="stamp this split on every row (wice)")
+    imp.add_argument("--questionable", choices=("drop", "pass", "fail"), default="drop",
+                     help="faithbench: what to do with Questionable rows (default drop)")
+    imp.set_defaults(func=run_import)
+    val = sub.add_parser("validate", help="check a labelled JSONL file and print counts")
+    val.add_argument("path")
+    val.add_argument("--skip-invalid", action="store_true", help="count malformed rows instead of stopping")
+    val.set_defaults(func=run_validate)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from judgelab.calibration import import_set, write_rows
+
+    options = {}
+    if args.kind == "faithbench":
+        options["questionable"] = args.questionable
+    if args.split and args.kind in ("wice",):
+        options["split"] = args.split
+    rows = import_set(args.kind, args.path, **options)
+    n = write_rows(rows, args.out)
+    pos = sum(r.label for r in rows)
+    print(f"wrote {n} rows ({pos} label 1, {n - pos} label 0) to {args.out}")
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from judgelab.calibration import load_rows
+
+    ls = load_rows(args.path, skip_invalid=args.skip_invalid)
+    counts = Counter((r.task, r.label) for r in ls.rows)
+    print(f"{args.path}: {len(ls.rows)} valid rows, {len(ls.skipped)} skipped")
+    for (task, label), n in sorted(counts.items()):
+        print(f"  {task} label {label}: {n}")
+    for line, msg in ls.skipped[:20]:
+        print(f"  skipped {msg}")
+    return 0
