@@ -1,0 +1,60 @@
+"""The ``judgelab`` command line: thin wrappers over library functions.
+
+Each sub-command lives in its own module that exposes ``register(subparsers)``;
+``register`` adds a parser whose ``func`` default takes the parsed arguments
+and returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from judgelab.errors import JudgelabError
+
+# Sub-command modules, in the order ``judgelab --help`` lists them.
+COMMAND_MODULES = (
+    "judgelab.cli.check",
+    "judgelab.cli.models",
+    "judgelab.cli.calibrate",
+    "judgelab.cli.sets",
+    "judgelab.cli.compare",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="judgelab",
+        description="Small LLM judges with probabilities, evaluators, servers and calibration.",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except JudgelabError as exc:
+        print(f"judgelab {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"judgelab {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""The engine: the only layer that touches a model.
+
+``load_model`` gives a ``JudgeModel``; its ``probabilities(prompt, labels)``
+answers a closed question from one prefill. Backends load lazily, so importing
+this package imports neither llama_cpp nor torch.
+"""
+
+from judgelab.engine._backend import Backend
+from judgelab.engine._labels import ResolvedLabels, default_variants
+from judgelab.engine._loading import BACKENDS, load_model
+from judgelab.engine._model import JudgeModel, Judgment
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "JudgeModel",
+    "Judgment",
+    "ResolvedLabels",
+    "default_variants",
+    "load_model",
+]

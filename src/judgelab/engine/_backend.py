@@ -1,0 +1,59 @@
+"""The protocol every engine backend implements.
+
+A backend owns a loaded model: tokenisation, the chat template, and the one
+numeric call judgelab needs, ``label_logits``: the logits of a few token ids at
+the last position of each prompt. Everything above (label pooling, softmax,
+restricted decoding) is backend-independent and lives in ``JudgeModel``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+__all__ = ["Backend"]
+
+
+class Backend(Protocol):
+    """A loaded model that can score label tokens after a prompt."""
+
+    name: str
+    n_ctx: int
+    """The most tokens one prompt may have."""
+
+    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
+        """Token ids of ``text``; special-token text (``<start_of_turn>``) is parsed."""
+        ...
+
+    def token_text(self, token_id: int) -> str:
+        """The text piece of one token."""
+        ...
+
+    def bos_text(self) -> str:
+        """The beginning-of-sequence token's text ('' when the model has none)."""
+        ...
+
+    def eos_text(self) -> str:
+        """The end-of-sequence (or end-of-turn) token's text."""
+        ...
+
+    def chat_template(self) -> str | None:
+        """The model's own Jinja chat template, if it ships one."""
+        ...
+
+    def label_logits(
+        self, prompts: Sequence[Sequence[int]], token_ids: Sequence[int]
+    ) -> np.ndarray:
+        """Logits of ``token_ids`` at the last position of each prompt.
+
+        Returns an array of shape ``(len(prompts), len(token_ids))``, float64.
+        Must give the same numbers (to rounding) whatever the order, batching
+        or cache state, and be safe to call from several threads.
+        """
+        ...
+
+    def close(self) -> None:
+        """Free the model."""
+        ...

@@ -1,0 +1,94 @@
+"""``load_model``: a model id, spec file or weights path in, a ``JudgeModel`` out."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import logging
+from pathlib import Path
+from typing import Any
+
+from judgelab.engine._model import JudgeModel
+from judgelab.errors import BackendUnavailableError, SpecError
+from judgelab.specs import ModelSpec, PromptFormat, WeightSource, load_spec
+from judgelab.weights import resolve_weights
+
+__all__ = ["load_model", "BACKENDS"]
+
+log = logging.getLogger(__name__)
+
+# backend name -> "module:function" building a Backend from (spec, weights path, options)
+BACKENDS: dict[str, str] = {
+    "llama_cpp": "judgelab.engine._loading:_build_llama_cpp",
+}
+
+
+def _spec_for_weights(path: Path) -> ModelSpec:
+    """An ad-hoc spec for a bare weights file: chat template if it has one."""
+    return ModelSpec(
+        id=path.stem,
+        family="unknown",
+        description=f"ad-hoc spec for {path}",
+        format="gguf" if path.suffix == ".gguf" else "hf",
+        backends=["llama_cpp", "transformers"],
+        weights=[WeightSource(path=str(path))],
+        prompt=PromptFormat(style="chat"),
+        source_path=None,
+    )
+
+
+def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]):
+    from judgelab.engine._llama_backend import LlamaCppBackend, LlamaCppConfig
+
+    known = {f.name for f in dataclasses.fields(LlamaCppConfig)} - {"model_path"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"Unknown option(s) {unknown} for the llama_cpp backend; known: {sorted(known)}"
+        )
+    options.setdefault("n_ctx", spec.context_length)
+    return LlamaCppBackend(LlamaCppConfig(model_path=str(weights), **options))
+
+
+def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: Any) -> JudgeModel:
+    """Load a judge model once, ready to answer questions with probabilities.
+
+    Parameters
+    ----------
+    id_or_path
+        A model spec id (``"gemma-3-270m"``, see ``judgelab models``), a spec
+        ``.toml`` path, or a weights file (``.gguf``) used with an ad-hoc spec.
+    backend
+        ``"llama_cpp"`` (GGUF, in process) or ``"transformers"`` (torch; needs
+        ``pip install 'judgelab[transformers]'``).
+    **options
+        Backend options, e.g. ``n_ctx``, ``n_threads``, ``n_gpu_layers``,
+        ``n_batch``, ``n_seq_max``, ``flash_attn`` for llama_cpp.
+    """
+    text = str(id_or_path)
+    path = Path(text).expanduser()
+    if path.suffix in {".gguf", ".safetensors"} or (path.is_dir() and (path / "config.json").exists()):
+        if not path.exists():
+            raise SpecError(f"Weights file not found: {path}")
+        spec, weights = _spec_for_weights(path), path
+    else:
+        spec = load_spec(text)
+        if backend not in spec.backends:
+            raise BackendUnavailableError(
+                f"Model {spec.id!r} does not support backend {backend!r}; its spec lists "
+                f"{spec.backends}.",
+                backend=backend,
+            )
+        weights = resolve_weights(spec)
+    if backend not in BACKENDS:
+        hint = " (pip install 'judgelab[transformers]')" if backend == "transformers" else ""
+        raise BackendUnavailableError(
+            f"Unknown backend {backend!r}{hint}; available: {sorted(BACKENDS)}.", backend=backend
+        )
+    module_name, func_name = BACKENDS[backend].split(":")
+    build = getattr(importlib.import_module(module_name), func_name)
+    log.info("loading %s (%s) with %s", spec.id, weights, backend)
+    be = build(spec, weights, dict(options))
+    if spec.prompt.style == "chat" and not spec.prompt.chat_template and not be.chat_template():
+        spec = spec.model_copy(update={"prompt": spec.prompt.model_copy(update={"style": "raw"})})
+    return JudgeModel(be, spec)

@@ -1,0 +1,198 @@
+"""``JudgeModel``: a prompt and a closed set of labels in, probabilities out."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from judgelab.engine._backend import Backend
+from judgelab.engine._labels import ResolvedLabels, resolve_labels
+from judgelab.engine._prompt import render_prompt
+from judgelab.errors import ContextLengthError, LabelError
+from judgelab.specs import ModelSpec
+
+__all__ = ["JudgeModel", "Judgment"]
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """The answer to one closed question: the most likely label and the distribution."""
+
+    label: str
+    probability: float
+    probabilities: dict[str, float]
+    prompt_tokens: int = 0
+    logprobs: dict[str, float] = field(default_factory=dict)
+
+
+class JudgeModel:
+    """A loaded judge model.
+
+    Every judge question is answered from one prefill of the prompt: the
+    logits of the label tokens at the last position, softmaxed over the labels
+    only (each label pooling its variants, e.g. "Yes" and " yes").
+
+    Use :func:`judgelab.engine.load_model` to get one. Safe to share between
+    threads; calls are serialised on the model.
+    """
+
+    def __init__(self, backend: Backend, spec: ModelSpec) -> None:
+        self.backend = backend
+        self.spec = spec
+        self._label_cache: dict[tuple[str, ...], ResolvedLabels] = {}
+        self._lock = threading.RLock()
+        self.stats = {"judgments": 0, "prompt_tokens": 0}
+
+    # -- facts ---------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def n_ctx(self) -> int:
+        return self.backend.n_ctx
+
+    def __repr__(self) -> str:
+        return f"JudgeModel(id={self.id!r}, backend={self.backend.name!r}, n_ctx={self.n_ctx})"
+
+    # -- prompts -------------------------------------------------------------
+
+    def render(self, user: str, *, system: str | None = None) -> str:
+        """The prompt text for a user turn, in this model's prompt format.
+
+        ``system`` overrides the spec's system prompt ('' removes it).
+        """
+        return render_prompt(
+            self.spec.prompt,
+            user,
+            system=system,
+            model_template=self.backend.chat_template(),
+            bos_text=self.backend.bos_text(),
+            eos_text=self.backend.eos_text(),
+            model_id=self.id,
+        )
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of a whole prompt (with BOS when the model uses one)."""
+        return self.backend.tokenize(text, add_bos=True)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as a fragment (no BOS)."""
+        return len(self.backend.tokenize(text, add_bos=False))
+
+    def resolve_labels(self, labels: Sequence[str]) -> ResolvedLabels:
+        """The token ids that stand for each label (cached)."""
+        key = tuple(labels)
+        with self._lock:
+            if key not in self._label_cache:
+                self._label_cache[key] = resolve_labels(
+                    key,
+                    lambda text: self.backend.tokenize(text, add_bos=False),
+                    spec_variants=self.spec.label_variants,
+                )
+            return self._label_cache[key]
+
+    # -- judging -------------------------------------------------------------
+
+    def probabilities(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        """P(label | prompt) over ``labels``, from one prefill.
+
+        Raises
+        ------
+        ContextLengthError
+            When the prompt has more tokens than the context holds.
+        LabelError
+            When the labels cannot be read as distinct tokens.
+        """
+        return self.batch_probabilities([prompt], labels)[0]
+
+    def batch_probabilities(
+        self, prompts: Sequence[str], labels: Sequence[str]
+    ) -> list[dict[str, float]]:
+        """``probabilities`` for many prompts; shared prefixes are computed once."""
+        return [j.probabilities for j in self.judge_many(prompts, labels)]
+
+    def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Judgment]:
+        """The full ``Judgment`` (label, distribution, token count) of each prompt."""
+        resolved = self.resolve_labels(labels)
+        token_lists = [self.tokenize(p) for p in prompts]
+        for i, toks in enumerate(token_lists):
+            if len(toks) > self.n_ctx:
+                what = "prompt" if len(prompts) == 1 else f"prompt #{i}"
+                raise ContextLengthError(len(toks), self.n_ctx, what=what)
+        logits = self.backend.label_logits(token_lists, resolved.token_ids)
+        with self._lock:
+            self.stats["judgments"] += len(prompts)
+            self.stats["prompt_tokens"] += sum(len(t) for t in token_lists)
+        return [
+            _judgment(resolved, row, len(toks)) for row, toks in zip(logits, token_lists)
+        ]
+
+    def judge(self, prompt: str, labels: Sequence[str]) -> Judgment:
+        """The ``Judgment`` of one prompt."""
+        return self.judge_many([prompt], labels)[0]
+
+    def generate(
+        self, prompt: str, max_tokens: int = 2, allowed: Sequence[str] | None = None
+    ) -> str:
+        """Greedy decoding restricted to ``allowed`` labels: exactly one label.
+
+        The most likely label is written and decoding stops there (the next
+        token would be end of turn), so the text is always exactly one of
+        the labels, never two glued together.
+
+        Raises
+        ------
+        LabelError
+            When no labels are given, or the chosen label needs more than
+            ``max_tokens`` tokens.
+        """
+        if not allowed:
+            raise LabelError("generate() needs the allowed labels, e.g. allowed=['Yes', 'No'].")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        judgment = self.judge(prompt, allowed)
+        resolved = self.resolve_labels(allowed)
+        n = resolved.n_tokens[resolved.labels.index(judgment.label)]
+        if n > max_tokens:
+            raise LabelError(
+                f"Label {judgment.label!r} takes {n} tokens but max_tokens is {max_tokens}; "
+                "raise max_tokens or use single-token labels.",
+                labels=tuple(allowed),
+            )
+        return judgment.label
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> "JudgeModel":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _judgment(resolved: ResolvedLabels, token_logits: np.ndarray, n_tokens: int) -> Judgment:
+    owner = np.asarray(resolved.owner)
+    top = float(np.max(token_logits))
+    weights = np.exp(token_logits - top)
+    per_label = np.bincount(owner, weights=weights, minlength=len(resolved.labels))
+    total = float(per_label.sum())
+    probs = per_label / total
+    # log P(label) restricted to the labels, stable for tiny probabilities
+    logprobs = {
+        lab: (math.log(p) if p > 0 else -math.inf) for lab, p in zip(resolved.labels, probs)
+    }
+    best = int(np.argmax(probs))
+    return Judgment(
+        label=resolved.labels[best],
+        probability=float(probs[best]),
+        probabilities={lab: float(p) for lab, p in zip(resolved.labels, probs)},
+        prompt_tokens=n_tokens,
+        logprobs=logprobs,
+    )

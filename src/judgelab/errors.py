@@ -1,0 +1,106 @@
+"""judgelab's exception family.
+
+Every error judgelab raises on purpose is a ``JudgelabError``; its message says
+what was wrong, where, and what to do about it. Context travels as attributes
+so that callers (the server, the CLI) can build their own messages.
+
+::
+
+    JudgelabError
+    ├── SpecError                 a model spec file is missing or malformed
+    ├── WeightsNotFoundError      no weight source of a spec yielded a file
+    ├── BackendUnavailableError   an optional backend's packages are missing
+    ├── LabelError                label words cannot be read as tokens
+    ├── ContextLengthError        a prompt does not fit the model's context
+    ├── TemplateError             a prompt template lacks a placeholder
+    └── DataError                 a labelled-set row or a run file is malformed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "JudgelabError",
+    "SpecError",
+    "WeightsNotFoundError",
+    "BackendUnavailableError",
+    "LabelError",
+    "ContextLengthError",
+    "TemplateError",
+    "DataError",
+]
+
+
+class JudgelabError(Exception):
+    """Base class of every error judgelab raises on purpose."""
+
+
+class SpecError(JudgelabError):
+    """A model spec could not be found or read."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class WeightsNotFoundError(JudgelabError):
+    """None of a model spec's weight sources produced a file."""
+
+    def __init__(self, message: str, *, model_id: str, tried: list[str]) -> None:
+        super().__init__(message)
+        self.model_id = model_id
+        self.tried = tried
+
+
+class BackendUnavailableError(JudgelabError):
+    """An engine backend needs packages that are not installed."""
+
+    def __init__(self, message: str, *, backend: str, extra: str | None = None) -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.extra = extra
+
+
+class LabelError(JudgelabError):
+    """Label words that cannot be read from the model's next-token distribution."""
+
+    def __init__(self, message: str, *, labels: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.labels = labels
+
+
+class ContextLengthError(JudgelabError):
+    """A prompt has more tokens than the model's context holds."""
+
+    def __init__(self, n_tokens: int, n_ctx: int, *, what: str = "prompt") -> None:
+        super().__init__(
+            f"The {what} has {n_tokens} tokens but the model's context holds {n_ctx}. "
+            "Shorten it, load the model with a larger n_ctx, or use an evaluator "
+            "that splits documents into chunks."
+        )
+        self.n_tokens = n_tokens
+        self.n_ctx = n_ctx
+
+
+class TemplateError(JudgelabError):
+    """A prompt template is missing placeholders it needs."""
+
+    def __init__(self, message: str, *, missing: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+class DataError(JudgelabError):
+    """A labelled-set row, run record or other data file is malformed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.field = field

@@ -1,0 +1,157 @@
+"""The shared machinery of yes/no template evaluators (fact-checking, relevancy).
+
+A template with named placeholders is filled from the request; the field that
+holds long evidence is chunked to fit the context; every chunk is one prefill;
+the score is P(yes) of the best chunk, optionally passed through a fitted
+calibrator; ``passed`` is ``score >= threshold``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from judgelab.engine import JudgeModel
+from judgelab.errors import ContextLengthError, TemplateError
+from judgelab.evaluators._chunking import chunk_text
+from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
+
+__all__ = ["Calibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Tokens kept free besides template and evidence: the BOS and rounding when
+# chunk token counts are summed.
+_MARGIN_TOKENS = 16
+
+
+class Calibrator(Protocol):
+    """A fitted score calibrator (see ``judgelab.calibration``)."""
+
+    def predict(self, scores: np.ndarray) -> np.ndarray: ...
+
+
+def check_placeholders(template: str, required: Sequence[str], *, evaluator: str) -> None:
+    """Raise ``TemplateError`` naming every required placeholder the template lacks."""
+    present = set(_PLACEHOLDER.findall(template))
+    missing = tuple(name for name in required if name not in present)
+    if missing:
+        names = ", ".join("{" + m + "}" for m in missing)
+        raise TemplateError(
+            f"{evaluator} prompt template is missing {names}; it must contain "
+            + ", ".join("{" + r + "}" for r in required)
+            + ".",
+            missing=missing,
+        )
+
+
+def fill_template(template: str, values: Mapping[str, str]) -> str:
+    """Replace ``{name}`` placeholders; braces in the values are left alone."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+class YesNoEvaluator(BaseEvaluator):
+    """Base of evaluators that ask one yes/no question from a template.
+
+    Subclasses define ``name``, ``evidence_field`` (the placeholder that is
+    chunked), the verdict words and ``template_values(request)``.
+    """
+
+    name = "yes-no"
+    evidence_field = "document"
+    required_placeholders: tuple[str, ...] = ()
+    pass_word = "yes"
+    fail_word = "no"
+
+    def __init__(
+        self,
+        model: JudgeModel,
+        prompt_template: str,
+        *,
+        threshold: float = 0.5,
+        system: str | None = None,
+        labels: tuple[str, str] = ("Yes", "No"),
+        calibrator: Calibrator | None = None,
+    ) -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        check_placeholders(prompt_template, self.required_placeholders, evaluator=type(self).__name__)
+        self.model = model
+        self.prompt_template = prompt_template
+        self.threshold = threshold
+        self.system = system
+        self.labels = labels
+        self.calibrator = calibrator
+
+    # -- subclass hooks ------------------------------------------------------
+
+    def template_values(self, request: EvaluationRequest) -> dict[str, str]:
+        raise NotImplementedError
+
+    # -- prompts -------------------------------------------------------------
+
+    def _render(self, values: Mapping[str, str]) -> str:
+        return self.model.render(fill_template(self.prompt_template, values), system=self.system)
+
+    def prompts_for(self, request: EvaluationRequest) -> list[str]:
+        """One prompt per evidence chunk (one prompt when the evidence fits)."""
+        values = self.template_values(request)
+        evidence = values.get(self.evidence_field, "")
+        skeleton = len(self.model.tokenize(self._render({**values, self.evidence_field: ""})))
+        room = self.model.n_ctx - skeleton - _MARGIN_TOKENS
+        if room < 16:
+            raise ContextLengthError(skeleton, self.model.n_ctx, what=f"{self.name} prompt without its {self.evidence_field}")
+        budget = min(room, self.model.spec.effective_chunk_tokens(self.model.n_ctx))
+        if len(self.model.tokenize(self._render(values))) <= self.model.n_ctx and (
+            self.model.count_tokens(evidence) <= budget
+        ):
+            return [self._render(values)]
+        chunks = chunk_text(evidence, budget, self.model.count_tokens)
+        return [self._render({**values, self.evidence_field: c}) for c in chunks]
+
+    # -- evaluation ----------------------------------------------------------
+
+    def evaluate_many(self, requests: Iterable[EvaluationRequest]) -> list[EvaluationResponse]:
+        requests = list(requests)
+        prompts: list[str] = []
+        spans: list[tuple[int, int]] = []
+        for request in requests:
+            ps = self.prompts_for(request)
+            spans.append((len(prompts), len(prompts) + len(ps)))
+            prompts.extend(ps)
+        judgments = self.model.judge_many(prompts, self.labels)
+        return [self._response(judgments[a:b]) for a, b in spans]
+
+    def _response(self, judgments: Sequence[Any]) -> EvaluationResponse:
+        yes, no = self.labels
+        chunk_scores = [j.probabilities[yes] for j in judgments]
+        best = int(np.argmax(chunk_scores))
+        raw = float(chunk_scores[best])
+        score = raw
+        if self.calibrator is not None:
+            score = float(np.clip(self.calibrator.predict(np.array([raw]))[0], 0.0, 1.0))
+        passed = score >= self.threshold
+        verdict = self.pass_word if passed else self.fail_word
+        where = f" (best of {len(judgments)} chunks: chunk {best + 1})" if len(judgments) > 1 else ""
+        calibrated = f", calibrated from {raw:.3f}" if self.calibrator is not None else ""
+        feedback = (
+            f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
+            f"{'>=' if passed else '<'} threshold {self.threshold:.2f}{where}; judge {self.model.id}."
+        )
+        metadata = {
+            "evaluator": self.name,
+            "model": self.model.id,
+            "spec_hash": self.model.spec.spec_hash,
+            "probabilities": {
+                yes.lower(): judgments[best].probabilities[yes],
+                no.lower(): judgments[best].probabilities[no],
+            },
+            "raw_score": raw,
+            "chunks": chunk_scores,
+            "threshold": self.threshold,
+            "prompt_tokens": sum(j.prompt_tokens for j in judgments),
+            "calibrated": self.calibrator is not None,
+        }
+        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata)

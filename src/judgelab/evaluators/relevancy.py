@@ -1,0 +1,73 @@
+"""``RelevancyEvaluator``: is a response to a query in line with the context?"""
+
+from __future__ import annotations
+
+from judgelab.engine import JudgeModel
+from judgelab.evaluators._spi import EvaluationRequest
+from judgelab.evaluators._yesno import Calibrator, YesNoEvaluator
+
+__all__ = ["RelevancyEvaluator", "DEFAULT_RELEVANCY_TEMPLATE"]
+
+# Spring AI's RelevancyEvaluator default prompt.
+DEFAULT_RELEVANCY_TEMPLATE = """Your task is to evaluate if the response for the query
+is in line with the context information provided.
+
+You have two options to answer. Either YES or NO.
+
+Answer YES, if the response for the query
+is in line with context information otherwise NO.
+
+Query:
+{query}
+
+Response:
+{response}
+
+Context:
+{context}
+
+Answer:"""
+
+
+class RelevancyEvaluator(YesNoEvaluator):
+    """Is the response to the query in line with the context? Spring AI's ``RelevancyEvaluator``.
+
+    Field roles: ``user_text`` is the **query**, ``data_list`` the **context**
+    (documents joined by newlines), ``response_content`` the **response**.
+    ``score`` is P(yes) over yes/no; long contexts are chunked and the best
+    chunk counts, as in ``FactCheckingEvaluator``.
+
+    A custom ``prompt_template`` must contain ``{query}``, ``{response}`` and
+    ``{context}``; construction fails with a ``TemplateError`` naming the
+    missing ones.
+    """
+
+    name = "relevancy"
+    evidence_field = "context"
+    required_placeholders = ("query", "response", "context")
+    pass_word = "relevant"
+    fail_word = "not relevant"
+
+    def __init__(
+        self,
+        model: JudgeModel,
+        prompt_template: str | None = None,
+        threshold: float = 0.5,
+        *,
+        system: str | None = None,
+        calibrator: Calibrator | None = None,
+    ) -> None:
+        super().__init__(
+            model,
+            prompt_template or DEFAULT_RELEVANCY_TEMPLATE,
+            threshold=threshold,
+            system=system,
+            calibrator=calibrator,
+        )
+
+    def template_values(self, request: EvaluationRequest) -> dict[str, str]:
+        return {
+            "query": request.user_text,
+            "response": request.response_content,
+            "context": "\n".join(request.documents_text),
+        }

