@@ -75,7 +75,9 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
         ["", "fail below", "pass at or above", "coverage", "error among decided"],
         [["tuning rows", _f(b.low), _f(b.high), _f(b.coverage), _f(b.error)],
          ["held-out", _f(bh.low), _f(bh.high), _f(bh.coverage), _f(bh.error)]],
-        "Accept when confident, escalate the rows in between to a person or a stronger judge.",
+        ("No band reaches this error target on the tuning rows: every row would be escalated."
+         if b.coverage == 0 else
+         "Accept when confident, escalate the rows in between to a person or a stronger judge."),
     ))
     sp = a.self_pref
     if sp is not None:
