@@ -159,3 +159,12 @@ def test_render_uses_the_spec_format(judge_model):
     text = judge_model.render("Is it?")
     assert text.endswith("Answer:")
     assert judge_model.spec.prompt.system in text
+
+
+def test_complete_writes_greedy_text_and_stops(judge_model):
+    text = judge_model.complete("The capital of France is", max_tokens=12, stop=["\n"])
+    assert text and "\n" not in text
+    again = judge_model.complete("The capital of France is", max_tokens=12, stop=["\n"])
+    assert text == again  # greedy: deterministic
+    with pytest.raises(ContextLengthError):
+        judge_model.complete("x", max_tokens=judge_model.n_ctx + 1)

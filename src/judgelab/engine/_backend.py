@@ -54,6 +54,18 @@ class Backend(Protocol):
         """
         ...
 
+    def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
+        """Full-vocabulary logits (float64) at the last position of ``tokens``."""
+        ...
+
+    def is_end_of_generation(self, token_id: int) -> bool:
+        """Whether the token ends a turn (EOS, EOT, <end_of_turn>...)."""
+        ...
+
+    def detokenize(self, token_ids: Sequence[int]) -> str:
+        """Text of generated tokens (special tokens dropped)."""
+        ...
+
     def close(self) -> None:
         """Free the model."""
         ...

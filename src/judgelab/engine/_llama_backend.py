@@ -337,6 +337,17 @@ class LlamaCppBackend:
         n_vocab = self._ll.llama_vocab_n_tokens(self._model.vocab)
         return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,)).copy()
 
+    def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
+        """Full-vocabulary logits after ``tokens`` (for free-text greedy decoding)."""
+        with self._lock:
+            return self._extend_seq0(list(tokens), want_logits=True).astype(np.float64)
+
+    def is_end_of_generation(self, token_id: int) -> bool:
+        return bool(self._ll.llama_vocab_is_eog(self._model.vocab, token_id))
+
+    def detokenize(self, token_ids: Sequence[int]) -> str:
+        return self._model.detokenize(list(token_ids), special=False).decode("utf-8", errors="replace")
+
     # -- lifecycle -----------------------------------------------------------
 
     def reset_cache(self) -> None:

@@ -167,6 +167,29 @@ class JudgeModel:
             )
         return judgment.label
 
+    def complete(self, prompt: str, max_tokens: int = 256, stop: Sequence[str] = ()) -> str:
+        """Free greedy text after ``prompt``, up to ``max_tokens`` or a stop string.
+
+        For the few places a judge must write (Flow-Judge's feedback before
+        its score); judge answers themselves never go through here.
+        """
+        tokens = self.tokenize(prompt)
+        if len(tokens) + max_tokens > self.n_ctx:
+            raise ContextLengthError(len(tokens) + max_tokens, self.n_ctx, what="prompt plus max_tokens")
+        generated: list[int] = []
+        with self._lock:
+            for _ in range(max_tokens):
+                token = int(np.argmax(self.backend.next_logits(tokens + generated)))
+                if self.backend.is_end_of_generation(token):
+                    break
+                generated.append(token)
+                if stop:
+                    text = self.backend.detokenize(generated)
+                    hit = min((text.find(s) for s in stop if s in text), default=-1)
+                    if hit >= 0:
+                        return text[:hit]
+        return self.backend.detokenize(generated)
+
     def close(self) -> None:
         self.backend.close()
 
