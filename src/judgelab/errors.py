@@ -13,6 +13,7 @@ so that callers (the server, the CLI) can build their own messages.
     ├── LabelError                label words cannot be read as tokens
     ├── ContextLengthError        a prompt does not fit the model's context
     ├── TemplateError             a prompt template lacks a placeholder
+    ├── QuestionError             a typed question, criterion or state is malformed
     └── DataError                 a labelled-set row or a run file is malformed
 """
 
@@ -26,6 +27,7 @@ __all__ = [
     "LabelError",
     "ContextLengthError",
     "TemplateError",
+    "QuestionError",
     "DataError",
 ]
 
@@ -87,6 +89,18 @@ class TemplateError(JudgelabError):
     def __init__(self, message: str, *, missing: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.missing = missing
+
+
+class QuestionError(JudgelabError, ValueError):
+    """A typed question, a criterion or a judged state that cannot be used.
+
+    Also a ``ValueError``, so callers validating arguments can catch either.
+    ``name`` is the criterion (or question field) at fault, when there is one.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 class DataError(JudgelabError):
