@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "judgelab.cli.calibrate",
     "judgelab.cli.sets",
     "judgelab.cli.compare",
+    "judgelab.cli.serve",
 )
 
 

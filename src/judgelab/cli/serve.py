@@ -1,0 +1,84 @@
+"""``judgelab serve``: load one judge model and serve it over HTTP.
+
+Speaks judgelab's ``/v1/evaluate``, TypeSafe's ``/v1/systemone``, Ollama's
+``/api/*`` and OpenAI's ``/v1/chat/completions``; see docs/server.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from judgelab.specs import DEFAULT_MODEL_ID
+
+log = logging.getLogger(__name__)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="serve one judge model over the Ollama, OpenAI, TypeSafe and judgelab HTTP APIs",
+        description="Load one judge model and serve it to many clients. Chat and generate "
+        "requests are answered with exactly one label (greedy decoding restricted to the labels) "
+        "and its probability. Binds to 127.0.0.1 by default.",
+    )
+    p.add_argument("--model", default=DEFAULT_MODEL_ID, help=f"model id, spec .toml or .gguf path (default {DEFAULT_MODEL_ID})")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; 0.0.0.0 exposes it)")
+    p.add_argument("--port", type=int, default=11434, help="port (default 11434, Ollama's)")
+    p.add_argument("--api-key", default=None,
+                   help="require 'Authorization: Bearer KEY' on every endpoint but /healthz "
+                   "(default: $JUDGELAB_API_KEY; unset: no key)")
+    p.add_argument("--labels", default=None,
+                   help="comma-separated labels for chat/generate answers, e.g. Yes,No "
+                   "(default: the spec's fact-check labels, else Yes,No)")
+    p.add_argument("--alias", action="append", default=[], metavar="NAME",
+                   help="another model name to answer to (repeatable), e.g. bespoke-minicheck or jev-latest")
+    p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
+    p.add_argument("--n-ctx", type=int, default=None, help="context length (default: the spec's)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads for the model")
+    p.add_argument("--n-gpu-layers", type=int, default=None, help="layers offloaded to the GPU (llama_cpp)")
+    p.add_argument("--batch-window-ms", type=float, default=5.0, help="micro-batching window (default 5 ms)")
+    p.add_argument("--max-batch", type=int, default=64, help="most prompts per batch (default 64)")
+    p.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024, help="largest request body (default 8 MiB)")
+    p.add_argument("--num-predict", type=int, default=2, help="Ollama num_predict when a request sets none (default 2)")
+    p.add_argument("--graceful-timeout", type=float, default=None,
+                   help="seconds to wait for in-flight requests on shutdown (default: until they finish)")
+    p.set_defaults(func=run)
+
+
+def _labels(text: str | None) -> tuple[str, ...] | None:
+    if not text:
+        return None
+    labels = tuple(part.strip() for part in text.split(",") if part.strip())
+    if len(labels) < 2:
+        raise SystemExit(f"judgelab serve: error: --labels needs at least two comma-separated labels, got {text!r}")
+    return labels
+
+
+def run(args: argparse.Namespace) -> int:
+    from judgelab.engine import load_model
+    from judgelab.server import ServerConfig, create_app, serve
+
+    config = ServerConfig.from_env(
+        api_key=args.api_key,
+        labels=_labels(args.labels),
+        aliases=tuple(args.alias),
+        batch_window_ms=args.batch_window_ms,
+        max_batch_prompts=args.max_batch,
+        max_body_bytes=args.max_body_bytes,
+        default_num_predict=args.num_predict,
+    )
+    options = {k: v for k, v in (("n_ctx", args.n_ctx), ("n_threads", args.threads),
+                                 ("n_gpu_layers", args.n_gpu_layers)) if v is not None}
+    model = load_model(args.model, backend=args.backend, **options)
+    try:
+        app = create_app(model, config)
+        labels = app.state.judge.labels
+        print(f"judgelab serve: {model.id} ({model.backend.name}, n_ctx {model.n_ctx}) on "
+              f"http://{args.host}:{args.port}  labels {','.join(labels)}"
+              f"{'  (API key required)' if config.api_key else ''}", flush=True)
+        level = ["warning", "info", "debug"][min(getattr(args, "verbose", 0) + 1, 2)]
+        serve(app, host=args.host, port=args.port, log_level=level, graceful_s=args.graceful_timeout)
+    finally:
+        model.close()
+    return 0

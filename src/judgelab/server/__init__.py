@@ -1,0 +1,31 @@
+"""``judgelab serve``: one loaded judge model behind the HTTP protocols clients already speak.
+
+- judgelab's own ``/v1/evaluate`` (Spring AI's evaluators as JSON),
+- TypeSafe's ``/v1/systemone`` (typed yes/no questions over a state),
+- Ollama's ``/api/chat``, ``/api/generate``, ``/api/tags``, ``/api/show``, ``/api/version``,
+- OpenAI's ``/v1/chat/completions`` and ``/v1/models``,
+- ``/healthz`` and ``/metrics``.
+
+One worker thread owns the model; concurrent requests are micro-batched
+through its queue (``Batcher``). Needs FastAPI and uvicorn (installed with
+judgelab).
+"""
+
+from judgelab.server._app import create_app
+from judgelab.server._batching import Batcher, BatcherClosedError, QueuedModel
+from judgelab.server._config import API_KEY_ENV, DEFAULT_PORT, ServerConfig
+from judgelab.server._errors import APIError
+from judgelab.server._run import ServerThread, serve
+
+__all__ = [
+    "API_KEY_ENV",
+    "APIError",
+    "Batcher",
+    "BatcherClosedError",
+    "DEFAULT_PORT",
+    "QueuedModel",
+    "ServerConfig",
+    "ServerThread",
+    "create_app",
+    "serve",
+]

@@ -1,0 +1,69 @@
+"""``ServerConfig``: everything ``judgelab serve`` can be told, as one frozen value."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+__all__ = ["ServerConfig", "API_KEY_ENV", "DEFAULT_PORT"]
+
+API_KEY_ENV = "JUDGELAB_API_KEY"
+"""Environment variable read for the API key when ``--api-key`` is not given."""
+
+DEFAULT_PORT = 11434
+"""Ollama's port, so clients that default to it (Spring AI, ``ollama``) need no change."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How the server behaves; the model itself is passed separately.
+
+    Parameters
+    ----------
+    api_key
+        When set, every endpoint but ``/healthz`` requires
+        ``Authorization: Bearer <api_key>``.
+    labels
+        The labels a chat or generate request is answered with, unless the
+        request names its own (``"labels": [...]``). ``None``: the model spec's
+        ``fact-check`` task labels, else ``("Yes", "No")``.
+    aliases
+        Extra model names accepted in requests besides the model's id (for
+        example ``"bespoke-minicheck"`` for Spring AI configs written for
+        Ollama, or ``"jev-latest"`` for the TypeSafe SDK's default).
+    batch_window_ms
+        How long the worker waits for more requests before running a batch.
+    max_batch_prompts
+        The most prompts one batch holds.
+    max_body_bytes
+        Larger request bodies get 413.
+    default_num_predict
+        Ollama's ``num_predict`` when a request does not set it.
+    """
+
+    api_key: str | None = None
+    labels: tuple[str, ...] | None = None
+    aliases: tuple[str, ...] = ()
+    batch_window_ms: float = 5.0
+    max_batch_prompts: int = 64
+    max_body_bytes: int = 8 * 1024 * 1024
+    default_num_predict: int = 2
+
+    def __post_init__(self) -> None:
+        if self.labels is not None and len(self.labels) < 2:
+            raise ValueError(f"labels needs at least two labels, got {list(self.labels)}")
+        if self.batch_window_ms < 0:
+            raise ValueError(f"batch_window_ms must be >= 0, got {self.batch_window_ms}")
+        if self.max_batch_prompts < 1:
+            raise ValueError(f"max_batch_prompts must be >= 1, got {self.max_batch_prompts}")
+        if self.max_body_bytes < 1024:
+            raise ValueError(f"max_body_bytes must be >= 1024, got {self.max_body_bytes}")
+        if self.default_num_predict < 1:
+            raise ValueError(f"default_num_predict must be >= 1, got {self.default_num_predict}")
+
+    @classmethod
+    def from_env(cls, **kwargs) -> "ServerConfig":
+        """A config whose ``api_key`` falls back to ``$JUDGELAB_API_KEY``."""
+        if kwargs.get("api_key") is None:
+            kwargs["api_key"] = os.environ.get(API_KEY_ENV, "").strip() or None
+        return cls(**kwargs)

@@ -1,0 +1,109 @@
+"""HTTP errors: one exception, rendered in the shape each protocol's clients read.
+
+- Ollama paths (``/api/...``): ``{"error": "message"}`` (what the ``ollama``
+  client and Spring AI show).
+- Everything else: ``{"error": {"message", "type", "code", "param"}}`` (the
+  OpenAI shape; the TypeSafe SDK reads ``error.message`` too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from judgelab.errors import ContextLengthError, JudgelabError, LabelError, TemplateError
+
+__all__ = ["APIError", "error_response", "from_judgelab_error", "from_validation_error"]
+
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    415: "unsupported_media_type",
+    500: "server_error",
+    503: "unavailable",
+}
+
+
+class APIError(Exception):
+    """An error answered with ``status`` and a JSON body that says what was wrong.
+
+    Parameters
+    ----------
+    status
+        The HTTP status (4xx for the client's mistakes).
+    message
+        What was wrong, where, and what to do.
+    code
+        A short machine-readable code (``"context_length_exceeded"``).
+    param
+        The request field at fault, dotted (``"messages.0.content"``).
+    """
+
+    def __init__(
+        self, status: int, message: str, *, code: str | None = None, param: str | None = None,
+        detail: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.param = param
+        self.detail = detail
+
+
+def error_response(request: Request, exc: APIError) -> JSONResponse:
+    """The protocol-shaped JSON response for ``exc``."""
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    if request.url.path.startswith("/api/"):
+        body: dict[str, Any] = {"error": exc.message}
+    else:
+        body = {
+            "error": {
+                "message": exc.message,
+                "type": _TYPES.get(exc.status, "invalid_request_error"),
+                "code": exc.code,
+                "param": exc.param,
+            }
+        }
+        if exc.detail:
+            body["detail"] = exc.detail
+    return JSONResponse(body, status_code=exc.status, headers=headers)
+
+
+def from_validation_error(exc: ValidationError, *, where: str = "body") -> APIError:
+    """A 400 naming every invalid or missing field of a request body."""
+    problems = []
+    detail = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(body)"
+        problems.append(f"{loc}: {err['msg']}")
+        detail.append({"loc": [where, *err["loc"]], "msg": err["msg"], "type": err["type"]})
+    first = detail[0]["loc"][1:] if detail else []
+    return APIError(
+        400,
+        "Invalid request body: " + "; ".join(problems) + ".",
+        code="invalid_request",
+        param=".".join(str(p) for p in first) or None,
+        detail=detail,
+    )
+
+
+def from_judgelab_error(exc: JudgelabError, *, param: str | None = None) -> APIError:
+    """The 4xx for a judgelab error raised by a request's content."""
+    if isinstance(exc, ContextLengthError):
+        return APIError(
+            400,
+            f"{exc} (prompt tokens: {exc.n_tokens}, context holds: {exc.n_ctx})",
+            code="context_length_exceeded",
+            param=param,
+        )
+    if isinstance(exc, LabelError):
+        return APIError(400, str(exc), code="invalid_labels", param=param or "labels")
+    if isinstance(exc, TemplateError):
+        return APIError(400, str(exc), code="invalid_template", param=param)
+    return APIError(400, str(exc), code=type(exc).__name__, param=param)

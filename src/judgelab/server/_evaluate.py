@@ -1,0 +1,122 @@
+"""judgelab's own API: ``POST /v1/evaluate`` and ``POST /v1/evaluate/batch``.
+
+The body names an evaluator and carries Spring AI's ``EvaluationRequest``
+fields; the answer is the ``EvaluationResponse`` as JSON. Evaluators run on a
+``QueuedModel``, so concurrent evaluations are batched on the one model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgelab.engine import JudgeModel
+from judgelab.errors import JudgelabError
+from judgelab.evaluators import (
+    Document,
+    EvaluationRequest,
+    Evaluator,
+    FactCheckingEvaluator,
+    RelevancyEvaluator,
+)
+from judgelab.server._batching import BatcherClosedError
+from judgelab.server._errors import APIError, from_judgelab_error
+from judgelab.server._http import parse_body
+from judgelab.server._state import JudgeState
+
+__all__ = ["router", "EvaluatorFactory", "DEFAULT_EVALUATORS"]
+
+router = APIRouter()
+
+EvaluatorFactory = Callable[[JudgeModel, float], Evaluator]
+"""Builds an evaluator for a model and a pass threshold."""
+
+DEFAULT_EVALUATORS: dict[str, EvaluatorFactory] = {
+    "fact-checking": lambda m, t: FactCheckingEvaluator(m, threshold=t),
+    "bespoke-minicheck": lambda m, t: FactCheckingEvaluator.for_bespoke_minicheck(m, t),
+    "relevancy": lambda m, t: RelevancyEvaluator(m, threshold=t),
+}
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RequestBody(BaseModel):
+    """Spring AI's ``EvaluationRequest`` fields."""
+
+    model_config = ConfigDict(extra="forbid")
+    user_text: str
+    data_list: list[str | _Doc] = Field(default_factory=list)
+    response_content: str = ""
+
+    def to_request(self) -> EvaluationRequest:
+        docs = [Document(d) if isinstance(d, str) else Document(d.text, d.metadata) for d in self.data_list]
+        return EvaluationRequest(self.user_text, docs, self.response_content)
+
+
+class EvaluateBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    evaluator: str
+    request: RequestBody
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    model: str | None = None
+
+
+class EvaluateBatchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    evaluator: str
+    requests: list[RequestBody] = Field(min_length=1)
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    model: str | None = None
+
+
+def _evaluator(request: Request, name: str, threshold: float) -> Evaluator:
+    state: JudgeState = request.app.state.judge
+    factories: Mapping[str, EvaluatorFactory] = request.app.state.evaluators
+    factory = factories.get(name)
+    if factory is None:
+        raise APIError(
+            404,
+            f"Unknown evaluator {name!r}; this server has: {', '.join(sorted(factories))}.",
+            code="evaluator_not_found",
+            param="evaluator",
+        )
+    try:
+        return factory(state.queued, threshold)
+    except JudgelabError as exc:
+        raise from_judgelab_error(exc, param="evaluator") from exc
+
+
+async def _run(evaluator: Evaluator, requests: list[EvaluationRequest]) -> list[dict[str, Any]]:
+    from judgelab.evaluators import evaluate_many
+
+    try:
+        responses = await run_in_threadpool(evaluate_many, evaluator, requests)
+    except BatcherClosedError as exc:
+        raise APIError(503, str(exc), code="shutting_down") from exc
+    except JudgelabError as exc:
+        raise from_judgelab_error(exc, param="request") from exc
+    return [r.to_dict() for r in responses]
+
+
+@router.post("/v1/evaluate")
+async def evaluate(request: Request):
+    body = await parse_body(request, EvaluateBody)
+    request.app.state.judge.check_model(body.model)
+    evaluator = _evaluator(request, body.evaluator, body.threshold)
+    return (await _run(evaluator, [body.request.to_request()]))[0]
+
+
+@router.post("/v1/evaluate/batch")
+async def evaluate_batch(request: Request):
+    body = await parse_body(request, EvaluateBatchBody)
+    request.app.state.judge.check_model(body.model)
+    evaluator = _evaluator(request, body.evaluator, body.threshold)
+    return {"responses": await _run(evaluator, [r.to_request() for r in body.requests])}

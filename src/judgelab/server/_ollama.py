@@ -1,0 +1,243 @@
+"""The Ollama API: ``/api/chat``, ``/api/generate``, ``/api/tags``, ``/api/show``, ``/api/version``.
+
+A judge answers with greedy decoding restricted to its labels: the reply text
+is exactly one label (at most ``num_predict`` tokens, default 2). Sampling
+options and fields a judge has no use for (``format``, ``keep_alive``,
+``tools``, ``think``, images...) are accepted and ignored; the response's
+extra ``judgelab`` field, which Ollama clients ignore, holds the label's
+probability, the whole distribution and the names of the ignored fields.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgelab import __version__
+from judgelab.engine import Judgment
+from judgelab.server._errors import APIError
+from judgelab.server._http import parse_body
+from judgelab.server._prompts import chat_prompt, message_text
+from judgelab.server._state import JudgeState
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+# Options that a judge honours; every other option is reported as ignored.
+_USED_OPTIONS = {"num_predict"}
+_USED_FIELDS = {"model", "messages", "prompt", "system", "raw", "stream", "options", "logprobs", "top_logprobs", "labels"}
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: Any = ""
+
+
+class _Common(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1)
+    stream: bool = True
+    options: dict[str, Any] | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=20)
+    labels: list[str] | None = Field(None, description="judgelab extension: the labels to answer with")
+
+
+class ChatBody(_Common):
+    messages: list[_Message] = Field(default_factory=list)
+
+
+class GenerateBody(_Common):
+    prompt: str = ""
+    system: str | None = None
+    raw: bool = False
+
+
+def _ignored(body: _Common) -> list[str]:
+    data = body.model_dump(exclude_none=True)
+    ignored = sorted(k for k, v in data.items() if k not in _USED_FIELDS and v not in ([], {}, ""))
+    ignored += sorted(f"options.{k}" for k, v in (body.options or {}).items() if k not in _USED_OPTIONS and v is not None)
+    return ignored
+
+
+def _num_predict(state: JudgeState, body: _Common) -> int | None:
+    value = (body.options or {}).get("num_predict")
+    if value is None:
+        return state.config.default_num_predict
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise APIError(400, f"options.num_predict must be an integer, got {value!r}.", param="options.num_predict")
+    if value == 0:
+        raise APIError(400, "options.num_predict is 0: no room for a label; use 2 or more.", param="options.num_predict")
+    return None if value < 0 else value  # -1 / -2: no limit
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _logprobs(j: Judgment, top: int | None) -> list[dict[str, Any]]:
+    ranked = sorted(j.logprobs.items(), key=lambda kv: -kv[1])
+    entry: dict[str, Any] = {"token": j.label, "logprob": _finite(j.logprobs[j.label])}
+    if top:
+        entry["top_logprobs"] = [{"token": t, "logprob": _finite(lp)} for t, lp in ranked[:top]]
+    return [entry]
+
+
+def _finite(x: float) -> float:
+    """JSON has no -inf; OpenAI and Ollama write -9999 for "never"."""
+    return max(x, -9999.0)
+
+
+def _extra(j: Judgment, labels: tuple[str, ...], ignored: list[str]) -> dict[str, Any]:
+    return {
+        "label": j.label,
+        "probability": j.probability,
+        "probabilities": j.probabilities,
+        "labels": list(labels),
+        "ignored": ignored,
+    }
+
+
+async def _judge(request: Request, body: _Common, prompt: str, kind: str):
+    state: JudgeState = request.app.state.judge
+    name = state.check_model(body.model)
+    labels = state.resolve_labels(body.labels)
+    t0 = time.perf_counter_ns()
+    judgment = await state.answer(prompt, labels, _num_predict(state, body), param=kind)
+    elapsed = time.perf_counter_ns() - t0
+    n_out = state.label_tokens(labels, judgment.label)
+    state.metrics.add_output_tokens(n_out)
+    final: dict[str, Any] = {
+        "model": body.model or name,
+        "created_at": _now(),
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": elapsed,
+        "load_duration": 0,
+        "prompt_eval_count": judgment.prompt_tokens,
+        "prompt_eval_duration": elapsed,
+        "eval_count": n_out,
+        "eval_duration": 0,
+    }
+    if body.logprobs:
+        final["logprobs"] = _logprobs(judgment, body.top_logprobs)
+    final["judgelab"] = _extra(judgment, labels, _ignored(body))
+    return judgment, final
+
+
+def _respond(body: _Common, final: dict[str, Any], text_field: str, text: str) -> JSONResponse | StreamingResponse:
+    def piece(value: str) -> Any:
+        return {"role": "assistant", "content": value} if text_field == "message" else value
+
+    if not body.stream:
+        return JSONResponse({**final, text_field: piece(text)})
+    first = {"model": final["model"], "created_at": final["created_at"], text_field: piece(text), "done": False}
+    if "logprobs" in final:
+        first["logprobs"] = final.pop("logprobs")
+    last = {**final, text_field: piece("")}
+
+    def lines():
+        yield json.dumps(first) + "\n"
+        yield json.dumps(last) + "\n"
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+
+@router.post("/api/chat")
+async def chat(request: Request):
+    body = await parse_body(request, ChatBody)
+    state: JudgeState = request.app.state.judge
+    state.check_model(body.model)
+    messages = [
+        (m.role, message_text(m.content, param=f"messages.{i}.content")) for i, m in enumerate(body.messages)
+    ]
+    prompt = chat_prompt(state.model, messages)
+    judgment, final = await _judge(request, body, prompt, "messages")
+    return _respond(body, final, "message", judgment.label)
+
+
+@router.post("/api/generate")
+async def generate(request: Request):
+    body = await parse_body(request, GenerateBody)
+    state: JudgeState = request.app.state.judge
+    name = state.check_model(body.model)
+    if not body.prompt.strip():
+        # Ollama answers an empty prompt by loading the model; ours is always loaded.
+        return JSONResponse({"model": body.model or name, "created_at": _now(), "response": "",
+                             "done": True, "done_reason": "load"})
+    prompt = body.prompt if body.raw else state.model.render(body.prompt, system=body.system)
+    judgment, final = await _judge(request, body, prompt, "prompt")
+    return _respond(body, final, "response", judgment.label)
+
+
+def _details(state: JudgeState) -> dict[str, Any]:
+    spec = state.model.spec
+    return {
+        "parent_model": "",
+        "format": spec.format,
+        "family": spec.family,
+        "families": [spec.family],
+        "parameter_size": "",
+        "quantization_level": "",
+    }
+
+
+@router.get("/api/tags")
+async def tags(request: Request):
+    state: JudgeState = request.app.state.judge
+    modified = datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z")
+    models = [
+        {
+            "name": f"{name}:latest",
+            "model": f"{name}:latest",
+            "modified_at": modified,
+            "size": 0,
+            "digest": state.model.spec.spec_hash,
+            "details": _details(state),
+        }
+        for name in state.names
+    ]
+    return {"models": models}
+
+
+class ShowBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    name: str | None = None  # older clients
+
+
+@router.post("/api/show")
+async def show(request: Request):
+    body = await parse_body(request, ShowBody)
+    state: JudgeState = request.app.state.judge
+    state.check_model(body.model or body.name, required=True)
+    spec = state.model.spec
+    return {
+        "license": "",
+        "modelfile": f"# served by judgelab {__version__}\nFROM {spec.id}\n",
+        "parameters": f"num_predict {state.config.default_num_predict}\ntemperature 0",
+        "template": spec.prompt.raw_template if spec.prompt.style == "raw" else (state.model.backend.chat_template() or ""),
+        "system": spec.prompt.system or "",
+        "details": _details(state),
+        "model_info": {
+            "general.architecture": spec.family,
+            "general.name": spec.id,
+            f"{spec.family}.context_length": state.model.n_ctx,
+        },
+        "capabilities": ["completion"],
+        "modified_at": datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z"),
+        "judgelab": {"labels": list(state.labels), "description": spec.description},
+    }
+
+
+@router.get("/api/version")
+async def version():
+    return {"version": __version__}

@@ -1,0 +1,72 @@
+"""Running the app with uvicorn: in the foreground (the CLI) or in a thread (tests, notebooks)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import uvicorn
+from fastapi import FastAPI
+
+__all__ = ["serve", "ServerThread"]
+
+log = logging.getLogger(__name__)
+
+
+def _uvicorn_config(app: FastAPI, host: str, port: int, log_level: str, graceful_s: float | None) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=log_level == "debug",
+        timeout_graceful_shutdown=graceful_s,
+        lifespan="on",
+    )
+
+
+def serve(
+    app: FastAPI, *, host: str = "127.0.0.1", port: int = 11434, log_level: str = "info",
+    graceful_s: float | None = None,
+) -> None:
+    """Serve ``app`` until SIGINT/SIGTERM; in-flight requests finish before exit.
+
+    ``graceful_s`` bounds the wait for in-flight requests (``None``: no bound).
+    """
+    uvicorn.Server(_uvicorn_config(app, host, port, log_level, graceful_s)).run()
+
+
+class ServerThread:
+    """A uvicorn server for ``app`` in a background thread.
+
+    ``start()`` returns once the server accepts connections; ``stop()`` shuts
+    it down gracefully (in-flight requests finish, the queue drains).
+    """
+
+    def __init__(self, app: FastAPI, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:
+        self.server = uvicorn.Server(_uvicorn_config(app, host, port, log_level, None))
+        self.thread = threading.Thread(target=self.server.run, name="judgelab-uvicorn", daemon=True)
+        self.host = host
+
+    @property
+    def port(self) -> int:
+        sockets = [s for server in self.server.servers for s in server.sockets]
+        return sockets[0].getsockname()[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> "ServerThread":
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn did not start on {self.host} within {timeout} s")
+            time.sleep(0.02)
+        return self
+
+    def stop(self, timeout: float = 60.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)

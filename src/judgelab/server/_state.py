@@ -1,0 +1,113 @@
+"""``JudgeState``: the one loaded model, its queue, config and counters, per app."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from judgelab.engine import JudgeModel, Judgment
+from judgelab.errors import JudgelabError, LabelError
+from judgelab.server._batching import Batcher, BatcherClosedError, QueuedModel
+from judgelab.server._config import ServerConfig
+from judgelab.server._errors import APIError, from_judgelab_error
+from judgelab.server._metrics import Metrics
+
+__all__ = ["JudgeState", "default_labels"]
+
+
+def default_labels(model: JudgeModel) -> tuple[str, ...]:
+    """The model spec's ``fact-check`` task labels (or any task's), else ("Yes", "No")."""
+    tasks = model.spec.tasks
+    for name in ["fact-check", *sorted(tasks)]:
+        task = tasks.get(name)
+        if task is not None and len(task.labels) >= 2:
+            return tuple(task.labels.values())
+    return ("Yes", "No")
+
+
+class JudgeState:
+    """Everything a request handler needs; stored as ``app.state.judge``."""
+
+    def __init__(self, model: JudgeModel, config: ServerConfig) -> None:
+        self.model = model
+        self.config = config
+        self.metrics = Metrics()
+        self.batcher = Batcher(
+            model,
+            window=config.batch_window_ms / 1000.0,
+            max_prompts=config.max_batch_prompts,
+            on_batch=self.metrics.batch_done,
+        )
+        self.queued = QueuedModel(model, self.batcher)
+        self.labels = tuple(config.labels) if config.labels else default_labels(model)
+        self.names = [model.id, *[a for a in config.aliases if a != model.id]]
+
+    # -- model names ---------------------------------------------------------
+
+    def check_model(self, name: str | None, *, param: str = "model", required: bool = False) -> str:
+        """The served model's id for a request's model name; 404 for any other name.
+
+        Ollama-style tags are accepted: ``name`` and ``name:latest`` are the same.
+        """
+        if not name:
+            if required:
+                raise APIError(400, f"Missing field {param!r}: name the model, e.g. {self.model.id!r}.",
+                               code="missing_model", param=param)
+            return self.model.id
+        base = name[: -len(":latest")] if name.endswith(":latest") else name
+        if base in self.names:
+            return self.model.id
+        raise APIError(
+            404,
+            f"Model {name!r} not found: this server serves {self.model.id!r}"
+            + (f" (also answering to {', '.join(repr(a) for a in self.names[1:])})" if len(self.names) > 1 else "")
+            + ". Use that name, or start judgelab serve with --alias NAME.",
+            code="model_not_found",
+            param=param,
+        )
+
+    # -- judging -------------------------------------------------------------
+
+    def resolve_labels(self, labels: Sequence[str] | None) -> tuple[str, ...]:
+        chosen = tuple(labels) if labels else self.labels
+        try:
+            self.model.resolve_labels(chosen)
+        except LabelError as exc:
+            raise from_judgelab_error(exc, param="labels") from exc
+        return chosen
+
+    async def judge(self, prompts: Sequence[str], labels: Sequence[str], *, param: str | None = None) -> list[Judgment]:
+        """Judge prompts on the worker (batched with concurrent requests)."""
+        try:
+            future = self.batcher.submit(prompts, labels)
+        except BatcherClosedError as exc:
+            raise APIError(503, str(exc), code="shutting_down") from exc
+        try:
+            return await asyncio.wrap_future(future)
+        except JudgelabError as exc:
+            raise from_judgelab_error(exc, param=param) from exc
+
+    async def answer(self, prompt: str, labels: Sequence[str], max_tokens: int | None, *, param: str | None = None) -> Judgment:
+        """Greedy decoding restricted to ``labels``: the judgment whose label is the text.
+
+        Raises a 400 when the chosen label needs more than ``max_tokens`` tokens.
+        """
+        judgment = (await self.judge([prompt], labels, param=param))[0]
+        if max_tokens is not None:
+            n = self.label_tokens(labels, judgment.label)
+            if n > max_tokens:
+                raise APIError(
+                    400,
+                    f"Label {judgment.label!r} takes {n} tokens but the request allows {max_tokens} "
+                    "(num_predict / max_tokens); raise it or use single-token labels.",
+                    code="max_tokens_too_small",
+                    param="max_tokens",
+                )
+        return judgment
+
+    def label_tokens(self, labels: Sequence[str], label: str) -> int:
+        resolved = self.model.resolve_labels(labels)
+        return resolved.n_tokens[resolved.labels.index(label)]
+
+    def close(self) -> None:
+        self.batcher.close()
