@@ -63,9 +63,9 @@ class GenerateBody(_Common):
 
 def _ignored(body: _Common) -> list[str]:
     data = body.model_dump(exclude_none=True)
-    ignored = sorted(k for k, v in data.items() if k not in _USED_FIELDS and v not in ([], {}, ""))
-    ignored += sorted(f"options.{k}" for k, v in (body.options or {}).items() if k not in _USED_OPTIONS and v is not None)
-    return ignored
+    ignored = [k for k, v in data.items() if k not in _USED_FIELDS and v not in ([], {}, "")]
+    ignored += [f"options.{k}" for k, v in (body.options or {}).items() if k not in _USED_OPTIONS and v is not None]
+    return sorted(ignored)
 
 
 def _num_predict(state: JudgeState, body: _Common) -> int | None:

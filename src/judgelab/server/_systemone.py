@@ -68,7 +68,8 @@ class SystemOneBody(BaseModel):
 def _answer(state: JudgeState, body: SystemOneBody) -> tuple[dict[str, Any], int]:
     names = list(body.questions)
     prompts = [
-        noul_prompt(state.queued, body.state, q.instructions, q.criteria) for q in body.questions.values()
+        noul_prompt(state.queued, body.state, q.instructions, q.criteria.model_dump() if q.criteria else None)
+        for q in body.questions.values()
     ]
     judgments = state.queued.judge_many(prompts, NOUL_LABELS)
     answers = {n: {"type": "noul", "noul": j.probabilities[NOUL_LABELS[0]]} for n, j in zip(names, judgments)}
