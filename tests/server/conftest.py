@@ -1,0 +1,41 @@
+"""A real uvicorn server on 127.0.0.1 serving the session's real gemma-3-270m."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+API_KEY = "test-key-123"
+ALIASES = ("bespoke-minicheck", "jev-latest")
+MAX_BODY = 256 * 1024
+
+
+@pytest.fixture(scope="session")
+def judge_server(judge_model):
+    """The server (a ``ServerThread``), sharing the ``judge_model`` fixture's model."""
+    from judgelab.server import ServerConfig, ServerThread, create_app
+
+    app = create_app(
+        judge_model,
+        ServerConfig(api_key=API_KEY, aliases=ALIASES, max_body_bytes=MAX_BODY, batch_window_ms=5.0),
+    )
+    server = ServerThread(app, host="127.0.0.1", port=0).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def base_url(judge_server) -> str:
+    return judge_server.url
+
+
+@pytest.fixture(scope="session")
+def api_key() -> str:
+    return API_KEY
+
+
+@pytest.fixture()
+def http(base_url):
+    """An httpx client carrying the API key."""
+    with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=120) as client:
+        yield client
