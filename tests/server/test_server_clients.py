@@ -177,12 +177,33 @@ def test_typesafe_system_one_noul(typesafe_client):
     assert result.request_id
 
 
+def test_typesafe_choice_and_score(typesafe_client):
+    pytest.importorskip("judgelab.questions")
+    from typesafe_sdk import Choice, Score
+
+    result = typesafe_client.system_one(
+        state="I was charged twice. Please help!",
+        questions={
+            "tone": Choice(instructions="What is the tone?", criteria={"calm": None, "angry": "Upset or hostile"}),
+            "urgency": Score(instructions="How urgent is it?", criteria=["Can wait", "This week", "Today"]),
+        },
+    )
+    tone = result.choices["tone"]
+    assert tone.choice in {"calm", "angry"}
+    assert sum(tone.probabilities.values()) == pytest.approx(1.0)
+    assert tone.confidence == pytest.approx(max(tone.probabilities.values()))
+    urgency = result.scores["urgency"]
+    assert set(urgency.probabilities) == {0, 1, 2} and urgency.legend[2] == "Today"
+    assert urgency.score == pytest.approx(sum(k * p for k, p in urgency.probabilities.items()))
+
+
 def test_typesafe_models_and_errors(typesafe_client):
-    from typesafe_sdk import Choice, TypeSafeBadRequestError
+    from typesafe_sdk import Box, TypeSafeBadRequestError, TypeSafeNotFoundError
 
     names = [m.name for m in typesafe_client.models.list().models]
     assert MODEL in names
-    with pytest.raises(TypeSafeBadRequestError, match="choice question"):
-        typesafe_client.system_one(
-            state="hello", questions={"tone": Choice(criteria={"calm": None, "angry": None})}
-        )
+    with pytest.raises(TypeSafeBadRequestError, match="box question"):
+        typesafe_client.system_one(state="hello", questions={"dog": Box(instructions="The dog")})
+    with pytest.raises(TypeSafeNotFoundError, match="not found"):
+        typesafe_client.system_one(state="hello", questions={"q": {"type": "noul", "instructions": "Hi?"}},
+                                   model="jev-preview")

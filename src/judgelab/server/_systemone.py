@@ -3,9 +3,9 @@
 The wire format is the one the ``typesafe-sdk`` client sends and reads:
 ``{"model", "state", "questions": {name: {"type", "instructions", "criteria"}}}``
 in, ``{"model", "answers": {name: {"type": "noul", "noul": p}}, "usage":
-{"input_tokens", "output_tokens"}}`` out. ``noul`` is P(yes). Choice and score
-questions need ``judgelab.questions``; box questions and image assets need a
-vision model and are refused.
+{"input_tokens", "output_tokens"}}`` out. ``noul`` is P(yes); choice and score
+answers carry the distribution (``judgelab.questions``). Box questions and
+image assets need a vision model and are refused.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from judgelab.errors import JudgelabError
 from judgelab.server._batching import BatcherClosedError
 from judgelab.server._errors import APIError, from_judgelab_error
 from judgelab.server._http import parse_body
-from judgelab.server._noul import NOUL_LABELS, noul_prompt
 from judgelab.server._openai import model_entries
 from judgelab.server._state import JudgeState
+from judgelab.server._typed import answer_questions
 
 __all__ = ["router"]
 
@@ -65,17 +65,6 @@ class SystemOneBody(BaseModel):
     assets: dict[str, Any] | None = None
 
 
-def _answer(state: JudgeState, body: SystemOneBody) -> tuple[dict[str, Any], int]:
-    names = list(body.questions)
-    prompts = [
-        noul_prompt(state.queued, body.state, q.instructions, q.criteria.model_dump() if q.criteria else None)
-        for q in body.questions.values()
-    ]
-    judgments = state.queued.judge_many(prompts, NOUL_LABELS)
-    answers = {n: {"type": "noul", "noul": j.probabilities[NOUL_LABELS[0]]} for n, j in zip(names, judgments)}
-    return answers, sum(j.prompt_tokens for j in judgments)
-
-
 @router.post("/v1/systemone")
 async def system_one(request: Request):
     body = await parse_body(request, SystemOneBody)
@@ -88,16 +77,8 @@ async def system_one(request: Request):
         if q.type == "box":
             raise APIError(400, f"Question {name!r} is a box question; locating boxes needs a vision model.",
                            code="unsupported_question", param=f"questions.{name}.type")
-        if q.type != "noul":
-            raise APIError(
-                400,
-                f"Question {name!r} is a {q.type} question; this server answers noul (yes/no) questions "
-                "only until judgelab.questions is available.",
-                code="unsupported_question",
-                param=f"questions.{name}.type",
-            )
     try:
-        answers, input_tokens = await run_in_threadpool(_answer, state, body)
+        answers, input_tokens = await run_in_threadpool(answer_questions, state.queued, body.state, body.questions)
     except BatcherClosedError as exc:
         raise APIError(503, str(exc), code="shutting_down") from exc
     except JudgelabError as exc:
