@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 # backend name -> "module:function" building a Backend from (spec, weights path, options)
 BACKENDS: dict[str, str] = {
     "llama_cpp": "judgelab.engine._loading:_build_llama_cpp",
+    "transformers": "judgelab.engine._loading:_build_transformers",
 }
 
 
@@ -50,6 +51,24 @@ def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]):
     return LlamaCppBackend(LlamaCppConfig(model_path=str(weights), **options))
 
 
+def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str, Any]):
+    from judgelab.engine._transformers_backend import (
+        TransformersBackend,
+        TransformersConfig,
+        _import_torch,
+    )
+
+    _import_torch()  # BackendUnavailableError naming the extra, before anything else
+    known = {f.name for f in dataclasses.fields(TransformersConfig)} - {"model"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"Unknown option(s) {unknown} for the transformers backend; known: {sorted(known)}"
+        )
+    options.setdefault("n_ctx", spec.context_length)
+    return TransformersBackend(TransformersConfig(model=str(weights), **options))
+
+
 def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: Any) -> JudgeModel:
     """Load a judge model once, ready to answer questions with probabilities.
 
@@ -63,7 +82,11 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
         ``pip install 'judgelab[transformers]'``).
     **options
         Backend options, e.g. ``n_ctx``, ``n_threads``, ``n_gpu_layers``,
-        ``n_batch``, ``n_seq_max``, ``flash_attn`` for llama_cpp.
+        ``n_batch``, ``n_seq_max``, ``flash_attn`` for llama_cpp; ``device``,
+        ``dtype``, ``batch_size``, ``n_ctx``, ``n_threads``, ``gguf_file``,
+        ``cache_dir`` for transformers (see ``docs/transformers.md``). With
+        ``backend="transformers"``, ``id_or_path`` may also be a Hugging Face
+        model folder or a repo id (``"owner/name"``).
     """
     text = str(id_or_path)
     path = Path(text).expanduser()
@@ -71,6 +94,12 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
         if not path.exists():
             raise SpecError(f"Weights file not found: {path}")
         spec, weights = _spec_for_weights(path), path
+    elif backend == "transformers" and text.count("/") == 1 and not text.endswith(".toml"):
+        # a Hugging Face repo id ("google/gemma-3-270m"), read by transformers itself
+        spec = _spec_for_weights(Path(text)).model_copy(
+            update={"id": text, "format": "hf", "description": f"ad-hoc spec for {text}"}
+        )
+        weights = text
     else:
         spec = load_spec(text)
         if backend not in spec.backends:

@@ -1,0 +1,378 @@
+"""The transformers backend: the same judge contract on torch, CPU or GPU.
+
+It loads a Hugging Face model folder, a repo id, or a GGUF file (converted
+once through transformers' GGUF loader and cached, see ``_hf_cache``), and
+implements the engine's ``Backend`` protocol. Judging is one batched forward
+pass:
+
+* prompts are sorted by length and cut into buckets of similar lengths, so
+  little padding is computed;
+* each bucket is left-padded, with an attention mask and explicit position
+  ids (a prompt's positions start at 0 after its padding, so padding changes
+  no real token's numbers);
+* only the last position's logits are computed (``logits_to_keep=1``), and
+  since padding is on the left that is every prompt's last real token.
+
+torch and transformers are imported only when a model is loaded, so
+``import judgelab`` never imports them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judgelab.errors import BackendUnavailableError, JudgelabError
+
+__all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'judgelab[transformers]'"
+
+_DEVICES = ("auto", "cpu", "cuda")
+_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+# Tokens per forward pass when batch_size="auto" (rows x padded length).
+_AUTO_TOKENS = {"cpu": 4096, "cuda": 32768}
+_AUTO_MAX_ROWS = {"cpu": 32, "cuda": 128}
+
+# End-of-turn token texts, as llama.cpp recognises them: when the vocabulary
+# has one, it is the model's "eos_text" and ends generation too.
+_END_OF_TURN = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<EOT>")
+
+
+@dataclass(frozen=True)
+class TransformersConfig:
+    """Settings of a model loaded through transformers.
+
+    Parameters
+    ----------
+    model
+        A Hugging Face model folder, a ``.gguf`` file, or a repo id
+        (``"google/gemma-3-270m"``; downloaded by transformers when not in
+        the local Hugging Face cache).
+    gguf_file
+        The GGUF file inside ``model`` when ``model`` is a folder or repo
+        that holds GGUF files.
+    device
+        ``"cpu"``, ``"cuda"``, or ``"auto"`` (cuda when available, spread
+        over the GPUs with accelerate's ``device_map="auto"``).
+    dtype
+        ``"float32"``, ``"bfloat16"``, ``"float16"``, or ``"auto"``
+        (float32 on CPU, bfloat16 on cuda).
+    batch_size
+        Prompts per forward pass, or ``"auto"``: as many as fit a token
+        budget (4096 padded tokens on CPU, 32768 on cuda).
+    n_ctx
+        The most tokens one prompt may have.
+    n_threads
+        torch CPU threads (process-wide); ``None`` keeps torch's setting.
+    cache_dir
+        Where converted GGUF files are kept; ``None``:
+        ``$JUDGELAB_TRANSFORMERS_CACHE`` or ``~/.cache/judgelab/transformers``.
+    attn_implementation
+        transformers' attention (``"sdpa"``, ``"eager"``...); ``None`` lets
+        transformers choose.
+    """
+
+    model: str
+    gguf_file: str | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int | str = "auto"
+    n_ctx: int = 2048
+    n_threads: int | None = None
+    cache_dir: str | None = None
+    attn_implementation: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.device not in _DEVICES:
+            raise ValueError(
+                f"The 'device' option of the transformers backend must be one of {_DEVICES}. "
+                f"Got {self.device!r} instead."
+            )
+        if self.dtype not in _DTYPES:
+            raise ValueError(
+                f"The 'dtype' option of the transformers backend must be one of {_DTYPES}. "
+                f"Got {self.dtype!r} instead."
+            )
+        if not (self.batch_size == "auto" or (isinstance(self.batch_size, int) and self.batch_size >= 1)):
+            raise ValueError(
+                "The 'batch_size' option of the transformers backend must be 'auto' or an int >= 1. "
+                f"Got {self.batch_size!r} instead."
+            )
+        if self.n_ctx < 1:
+            raise ValueError(f"The 'n_ctx' option must be an int >= 1. Got {self.n_ctx!r} instead.")
+
+
+def _import_torch():
+    """torch and transformers, or a BackendUnavailableError naming the extra."""
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"The transformers backend needs torch, transformers and accelerate, which are not "
+            f"installed ({exc}). Install them with: {INSTALL_HINT}",
+            backend="transformers",
+            extra="transformers",
+        ) from exc
+    return torch, transformers
+
+
+def _resolve_source(config: TransformersConfig) -> str:
+    """A local model folder or repo id for ``from_pretrained`` (GGUFs converted via the cache)."""
+    from judgelab.engine._hf_cache import converted_folder
+
+    root = Path(config.cache_dir).expanduser() if config.cache_dir else None
+    path = Path(config.model).expanduser()
+    if config.gguf_file:
+        gguf = path / config.gguf_file
+        if not gguf.is_file():
+            if path.exists():
+                raise JudgelabError(f"GGUF file {config.gguf_file!r} not found in {path}.")
+            try:
+                from huggingface_hub import hf_hub_download
+
+                gguf = Path(hf_hub_download(config.model, config.gguf_file))
+            except Exception as exc:  # network, auth, missing file: all the same to the user
+                raise JudgelabError(
+                    f"Could not get {config.gguf_file!r} from the Hugging Face repo "
+                    f"{config.model!r}: {exc}. Download it and pass the .gguf path instead."
+                ) from exc
+        return str(converted_folder(gguf, root))
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise JudgelabError(f"GGUF file not found: {path}")
+        return str(converted_folder(path, root))
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise JudgelabError(
+                f"{path} is not a Hugging Face model folder (no config.json). Pass a folder "
+                "written by save_pretrained, a .gguf file, or a repo id."
+            )
+        return str(path)
+    return config.model  # a repo id
+
+
+class TransformersBackend:
+    """A causal LM loaded with transformers, scoring label tokens in batched forwards."""
+
+    name = "transformers"
+
+    def __init__(self, config: TransformersConfig) -> None:
+        torch, transformers = _import_torch()
+        self._torch = torch
+        self.config = config
+        self.n_ctx = config.n_ctx
+        self._lock = threading.RLock()
+        if config.n_threads:
+            torch.set_num_threads(config.n_threads)
+
+        device = config.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif device == "cuda" and not torch.cuda.is_available():
+            raise JudgelabError(
+                "device='cuda' was asked for but torch sees no CUDA GPU "
+                f"(torch {torch.__version__}). Use device='cpu' or 'auto', or install a CUDA build of torch."
+            )
+        self.device_kind = device
+        dtype_name = config.dtype if config.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
+        self.dtype = getattr(torch, dtype_name)
+
+        source = _resolve_source(config)
+        self.source = source
+        kwargs: dict[str, Any] = {"dtype": self.dtype}
+        if config.attn_implementation:
+            kwargs["attn_implementation"] = config.attn_implementation
+        if config.device == "auto" and device == "cuda":
+            kwargs["device_map"] = "auto"
+        try:
+            self._tok = transformers.AutoTokenizer.from_pretrained(source)
+            self._model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        except OSError as exc:
+            raise JudgelabError(
+                f"transformers could not load {source!r}: {exc}. Pass a model folder, a .gguf "
+                "file, or a repo id that is in the local Hugging Face cache (or reachable online)."
+            ) from exc
+        if "device_map" not in kwargs:
+            self._model.to(device)
+        self._model.eval()
+        self._input_device = self._model.get_input_embeddings().weight.device
+
+        tok = self._tok
+        self._bos_id = tok.bos_token_id
+        probe = tok("x").input_ids
+        self._add_bos = self._bos_id is not None and bool(probe) and probe[0] == self._bos_id
+        self._pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
+        self._eog = self._end_of_generation_ids()
+        self._eos_text = self._pick_eos_text()
+
+        if config.batch_size == "auto":
+            self._max_rows = _AUTO_MAX_ROWS[device]
+            self._max_tokens = _AUTO_TOKENS[device]
+        else:
+            self._max_rows = int(config.batch_size)
+            self._max_tokens = None
+        # transformers 5 renamed ``past_key_values`` to ``cache`` (input and output)
+        params = inspect.signature(self._model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._cached_tokens: list[int] = []  # next_logits' KV cache holds these tokens
+        self._cache = None
+        self.tokens_evaluated = 0  # real (unpadded) prompt tokens run through the model
+        self.forward_passes = 0
+
+    # -- model facts -------------------------------------------------------
+
+    def _end_of_generation_ids(self) -> set[int]:
+        ids: set[int] = set()
+        for value in (self._tok.eos_token_id, getattr(self._model.generation_config, "eos_token_id", None)):
+            if isinstance(value, int):
+                ids.add(value)
+            elif isinstance(value, (list, tuple)):
+                ids.update(int(v) for v in value)
+        ids.update(self._special_id(t) for t in _END_OF_TURN if self._special_id(t) is not None)
+        return ids
+
+    def _special_id(self, text: str) -> int | None:
+        """The id of ``text`` when the vocabulary has it as one special token."""
+        ids = self._tok(text, add_special_tokens=False).input_ids
+        return ids[0] if len(ids) == 1 and text in self._tok.get_added_vocab() else None
+
+    def _pick_eos_text(self) -> str:
+        for text in _END_OF_TURN:
+            if self._special_id(text) is not None:
+                return text
+        return self._tok.eos_token or ""
+
+    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
+        ids = list(self._tok(text, add_special_tokens=False).input_ids)
+        if add_bos and self._add_bos:
+            ids.insert(0, self._bos_id)
+        return ids
+
+    def token_text(self, token_id: int) -> str:
+        return self._tok.decode([token_id], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+    def bos_text(self) -> str:
+        return self._tok.bos_token if self._add_bos else ""
+
+    def eos_text(self) -> str:
+        return self._eos_text
+
+    def chat_template(self) -> str | None:
+        template = getattr(self._tok, "chat_template", None)
+        return template if isinstance(template, str) else None
+
+    # -- scoring -----------------------------------------------------------
+
+    def label_logits(
+        self, prompts: Sequence[Sequence[int]], token_ids: Sequence[int]
+    ) -> np.ndarray:
+        out = np.empty((len(prompts), len(token_ids)), dtype=np.float64)
+        if not prompts:
+            return out
+        for i, p in enumerate(prompts):
+            if not p:
+                raise JudgelabError(f"Prompt #{i} has no tokens; a judgment needs at least one.")
+        ids = self._torch.tensor(list(token_ids), dtype=self._torch.long)
+        with self._lock:
+            for bucket in self._buckets(prompts):
+                logits = self._last_logits([prompts[i] for i in bucket])
+                out[bucket] = logits[:, ids.to(logits.device)].double().cpu().numpy()
+        return out
+
+    def _buckets(self, prompts: Sequence[Sequence[int]]) -> list[list[int]]:
+        """Indices of prompts in batches of similar length (shortest first)."""
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        buckets: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            longest = len(prompts[i])  # sorted: the newcomer is the longest
+            fits_rows = len(current) < self._max_rows
+            fits_tokens = self._max_tokens is None or (len(current) + 1) * longest <= self._max_tokens
+            if current and not (fits_rows and fits_tokens):
+                buckets.append(current)
+                current = []
+            current.append(i)
+        if current:
+            buckets.append(current)
+        return buckets
+
+    def _last_logits(self, batch: list[Sequence[int]]):
+        """Logits at the last token of each prompt: a (len(batch), vocab) tensor."""
+        torch = self._torch
+        width = max(len(p) for p in batch)
+        input_ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, p in enumerate(batch):
+            input_ids[row, width - len(p):] = torch.tensor(list(p), dtype=torch.long)
+            mask[row, width - len(p):] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        dev = self._input_device
+        with torch.inference_mode():
+            result = self._model(
+                input_ids=input_ids.to(dev),
+                attention_mask=mask.to(dev),
+                position_ids=positions.to(dev),
+                use_cache=False,
+                logits_to_keep=1,
+            )
+        self.forward_passes += 1
+        self.tokens_evaluated += sum(len(p) for p in batch)
+        return result.logits[:, -1, :].float()
+
+    def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
+        """Full-vocabulary logits after ``tokens``; extending the previous call reuses its KV cache."""
+        torch = self._torch
+        tokens = list(tokens)
+        if not tokens:
+            raise JudgelabError("next_logits needs at least one token.")
+        with self._lock:
+            n = len(self._cached_tokens)
+            reuse = self._cache is not None and n < len(tokens) and tokens[:n] == self._cached_tokens
+            if not reuse:
+                self._cache, n = None, 0
+            new = torch.tensor([tokens[n:]], dtype=torch.long, device=self._input_device)
+            with torch.inference_mode():
+                result = self._model(
+                    input_ids=new,
+                    **{self._cache_kw: self._cache},
+                    position_ids=torch.arange(n, len(tokens), device=self._input_device)[None],
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
+            self._cache = getattr(result, self._cache_kw)
+            self._cached_tokens = tokens
+            self.forward_passes += 1
+            self.tokens_evaluated += len(tokens) - n
+            return result.logits[0, -1].double().cpu().numpy()
+
+    def is_end_of_generation(self, token_id: int) -> bool:
+        return int(token_id) in self._eog
+
+    def detokenize(self, token_ids: Sequence[int]) -> str:
+        return self._tok.decode(list(token_ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def reset_cache(self) -> None:
+        """Forget next_logits' KV cache."""
+        with self._lock:
+            self._cache, self._cached_tokens = None, []
+
+    def close(self) -> None:
+        with self._lock:
+            self._cache, self._cached_tokens = None, []
+            self._model = None
+            if self.device_kind == "cuda":
+                self._torch.cuda.empty_cache()
