@@ -136,7 +136,7 @@ def test_cli_calibrate_and_compare_on_saved_scores(tmp_path, capsys):
     set_path = tmp_path / "set.jsonl"
     write_rows([r for r in rows if r.task == "fact-check"], set_path)
     assert main(["calibrate", "--set", str(set_path), "--out", str(out), "--resamples", "50",
-                 "--no-progress", "--no-plots", "--model", "/nonexistent.gguf"]) in (0, 1)
+                 "--no-progress", "--no-plots", "--model", "/nonexistent.gguf"]) == 0
     capsys.readouterr()
     assert main(["compare", str(out / "scores.jsonl"), str(out / "scores.jsonl"), "--resamples", "50"]) == 0
     assert "McNemar" in capsys.readouterr().out

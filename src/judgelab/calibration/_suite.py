@@ -229,9 +229,16 @@ def calibrate(
     if limit is not None:
         by_task = {t: rs[:limit] for t, rs in by_task.items()}
     evaluators = dict(evaluators or {})
+    out = Path(out)
+    scores_path = out / "scores.jsonl"
+    if scores_path.exists():  # a finished run is re-analysed without loading the model
+        done = {r.id for r in read_scores(scores_path) if r.error is None}
+        pending = {t for t, rs in by_task.items() if any(r.id not in done for r in rs)}
+    else:
+        pending = {*by_task}
     model_obj = None
     model_id = getattr(getattr(model, "spec", None), "id", None) or str(model)
-    if any(t not in evaluators for t in by_task):
+    if any(t not in evaluators for t in pending):
         if isinstance(model, (str, Path)):
             from judgelab.engine import load_model
 
@@ -240,25 +247,27 @@ def calibrate(
             model_obj = model
         model_id = model_obj.spec.id
         factory = _default_evaluator_factory(model_obj)
-        for t in by_task:
+        for t in pending:
             evaluators.setdefault(t, factory(t))
     if self_generators is None:
         spec = getattr(model_obj, "spec", None) if model_obj is not None else getattr(model, "spec", None)
         self_generators = tuple(getattr(spec, "self_generators", ()) or ())
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    scores_path = out / "scores.jsonl"
     records: list[ScoreRecord] = []
     try:
         for t, rs in by_task.items():
+            if t not in pending:
+                by_id = {r.id: r for r in read_scores(scores_path)}
+                records += [by_id[r.id] for r in rs]
+                continue
             logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
             records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
     finally:
         if model_obj is not None and isinstance(model, (str, Path)) and hasattr(model_obj, "close"):
             model_obj.close()
-    if model_obj is None:  # every task had its own evaluator: name what they reported
+    if model_obj is None:  # no model loaded here: name what the records report
         reported = sorted({r.model for r in records if r.model})
-        model_id = ", ".join(reported) or type(next(iter(evaluators.values()))).__name__
+        model_id = ", ".join(reported) or model_id
     meta = {
         "model": model_id,
         "set": set_desc,
