@@ -7,7 +7,6 @@ import json
 import socket
 
 import httpx
-import pytest
 
 MODEL = "gemma-3-270m"
 CHAT = {"model": MODEL, "stream": False, "messages": [{"role": "user", "content": "Is Paris in France?"}]}
