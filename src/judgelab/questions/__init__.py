@@ -1,0 +1,48 @@
+"""Typed questions over a state, answered from one prefill each.
+
+A *state* is an ordered JSON-like mapping (``{"user_question": ...,
+"assistant_answer": ..., "supporting_context": [...]}``); questions refer to
+its fields by name in backticks. Three question types:
+
+- ``Noul``: yes/no; the answer is P(yes).
+- ``Choice``: named options; the answer is a probability per option, the
+  most likely option and its probability (the confidence).
+- ``Score``: ordered levels 0..n-1 (2 to 10); the answer is a probability per
+  level and the expected level ``sum(i * p_i)``.
+
+``ask(model, state, question)`` answers one; ``ask_all`` answers many, sharing
+the engine's work between questions over the same state.
+"""
+
+from judgelab.questions._ask import PreparedQuestion, QuestionModel, ask, ask_all, prepare
+from judgelab.questions._render import render_question, render_state
+from judgelab.questions._types import (
+    MAX_LEVELS,
+    Answer,
+    Choice,
+    ChoiceAnswer,
+    Noul,
+    NoulAnswer,
+    Question,
+    Score,
+    ScoreAnswer,
+)
+
+__all__ = [
+    "Answer",
+    "Choice",
+    "ChoiceAnswer",
+    "MAX_LEVELS",
+    "Noul",
+    "NoulAnswer",
+    "PreparedQuestion",
+    "Question",
+    "QuestionModel",
+    "Score",
+    "ScoreAnswer",
+    "ask",
+    "ask_all",
+    "prepare",
+    "render_question",
+    "render_state",
+]

@@ -1,0 +1,186 @@
+"""Asking typed questions of a judge model: one prefill per question.
+
+``ask_all`` groups questions by the label words they are read from (every
+``Noul`` reads Yes/No; a 5-level ``Score`` reads 0..4) and sends each group
+to the engine in one ``judge_many`` call, so questions over the same state
+share its prefix in the KV cache. When a group fails (a prompt too long for
+the context, labels the model cannot tell apart), its questions are retried
+one by one so that only the bad ones fail.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from judgelab.errors import JudgelabError, LabelError, QuestionError
+from judgelab.questions._render import (
+    check_state,
+    choice_reads_letters,
+    choice_tokens,
+    render_user_turn,
+)
+from judgelab.questions._types import (
+    Answer,
+    Choice,
+    ChoiceAnswer,
+    Noul,
+    NoulAnswer,
+    Question,
+    Score,
+    ScoreAnswer,
+)
+
+__all__ = ["QuestionModel", "PreparedQuestion", "prepare", "ask", "ask_all"]
+
+log = logging.getLogger(__name__)
+
+YES_NO = ("Yes", "No")
+
+
+class QuestionModel(Protocol):
+    """What asking needs of a model (``judgelab.engine.JudgeModel`` has it all)."""
+
+    def render(self, user: str, *, system: str | None = None) -> str: ...
+
+    def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Any]: ...
+
+    def resolve_labels(self, labels: Sequence[str]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class PreparedQuestion:
+    """A question turned into a prompt, the label words to read, and a reader."""
+
+    prompt: str
+    labels: tuple[str, ...]
+    read: Callable[[Mapping[str, float], int], Answer]
+
+
+def _single_tokens(model: QuestionModel, labels: Sequence[str]) -> bool:
+    try:
+        resolved = model.resolve_labels(labels)
+    except LabelError:
+        return False
+    return all(n == 1 for n in resolved.n_tokens)
+
+
+def prepare(
+    model: QuestionModel,
+    state: Mapping[str, Any],
+    question: Question,
+    *,
+    system: str | None = None,
+) -> PreparedQuestion:
+    """The prompt for ``question`` over ``state`` in the model's prompt format."""
+    check_state(state)
+    if isinstance(question, Noul):
+        prompt = model.render(render_user_turn(state, question), system=system)
+        return PreparedQuestion(prompt, YES_NO, _read_noul)
+    if isinstance(question, Choice):
+        letters = choice_reads_letters(question, question.letters is None and _single_tokens(model, question.labels))
+        words = choice_tokens(question, letters)
+        prompt = model.render(render_user_turn(state, question, letters=letters), system=system)
+        return PreparedQuestion(prompt, words, _choice_reader(question, words))
+    if isinstance(question, Score):
+        prompt = model.render(render_user_turn(state, question), system=system)
+        return PreparedQuestion(prompt, question.labels, _read_score)
+    raise QuestionError(
+        f"Not a typed question: {type(question).__name__}. Use Noul, Choice or Score."
+    )
+
+
+def _read_noul(probabilities: Mapping[str, float], prompt_tokens: int) -> NoulAnswer:
+    return NoulAnswer(probability=float(probabilities["Yes"]), prompt_tokens=prompt_tokens)
+
+
+def _choice_reader(choice: Choice, words: tuple[str, ...]) -> Callable[[Mapping[str, float], int], ChoiceAnswer]:
+    def read(probabilities: Mapping[str, float], prompt_tokens: int) -> ChoiceAnswer:
+        probs = {label: float(probabilities[w]) for label, w in zip(choice.labels, words)}
+        best = max(probs, key=probs.__getitem__)
+        return ChoiceAnswer(probs, best, probs[best], prompt_tokens, read_as=words)
+
+    return read
+
+
+def _read_score(probabilities: Mapping[str, float], prompt_tokens: int) -> ScoreAnswer:
+    probs = tuple(float(probabilities[str(i)]) for i in range(len(probabilities)))
+    expected = float(sum(i * p for i, p in enumerate(probs)))
+    level = max(range(len(probs)), key=probs.__getitem__)
+    return ScoreAnswer(probs, expected, level, prompt_tokens)
+
+
+def ask(
+    model: QuestionModel,
+    state: Mapping[str, Any],
+    question: Question,
+    *,
+    system: str | None = None,
+) -> Answer:
+    """The answer to one question over ``state`` (one prefill).
+
+    Raises
+    ------
+    QuestionError
+        When the state or question is malformed.
+    ContextLengthError, LabelError
+        From the engine, when the prompt does not fit or the labels cannot be read.
+    """
+    result = ask_all(model, [(state, question)], system=system, return_exceptions=True)[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def ask_all(
+    model: QuestionModel,
+    items: Sequence[tuple[Mapping[str, Any], Question]],
+    *,
+    system: str | None = None,
+    return_exceptions: bool = False,
+) -> list[Answer | JudgelabError]:
+    """Answers to many ``(state, question)`` pairs, in order.
+
+    Questions that read the same label words go to the engine together. With
+    ``return_exceptions=True`` a question that cannot be answered gets its
+    ``JudgelabError`` in its place and the others are still answered;
+    otherwise the first such error is raised (after every question was tried).
+    """
+    results: list[Answer | JudgelabError | None] = [None] * len(items)
+    groups: dict[tuple[str, ...], list[tuple[int, PreparedQuestion]]] = {}
+    for i, (state, question) in enumerate(items):
+        try:
+            prepared = prepare(model, state, question, system=system)
+        except JudgelabError as exc:
+            results[i] = exc
+            continue
+        groups.setdefault(prepared.labels, []).append((i, prepared))
+
+    for labels, members in groups.items():
+        prompts = [p.prompt for _, p in members]
+        try:
+            judgments = model.judge_many(prompts, labels)
+        except JudgelabError as exc:
+            if len(members) == 1:
+                results[members[0][0]] = exc
+                continue
+            log.info("a batch of %d questions failed (%s); asking them one by one", len(members), exc)
+            judgments = []
+            for _, p in members:
+                try:
+                    judgments.append(model.judge_many([p.prompt], labels)[0])
+                except JudgelabError as one_exc:
+                    judgments.append(one_exc)
+        for (i, prepared), judgment in zip(members, judgments):
+            if isinstance(judgment, JudgelabError):
+                results[i] = judgment
+            else:
+                results[i] = prepared.read(judgment.probabilities, getattr(judgment, "prompt_tokens", 0))
+
+    if not return_exceptions:
+        for r in results:
+            if isinstance(r, JudgelabError):
+                raise r
+    return results  # type: ignore[return-value]
