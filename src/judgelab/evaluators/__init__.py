@@ -8,7 +8,18 @@ from judgelab.evaluators._spi import (
     Evaluator,
     evaluate_many,
 )
+from judgelab.evaluators._criteria import (
+    CheckCriterion,
+    ChoiceCriterion,
+    Criterion,
+    NoulCriterion,
+    ScoreCriterion,
+)
+from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
+from judgelab.evaluators._verdict import Finding, Outcome, Verdict
 from judgelab.evaluators._yesno import Calibrator, YesNoEvaluator
+from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
+from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
 from judgelab.evaluators.fact_checking import (
     BESPOKE_FACT_CHECK_TEMPLATE,
     DEFAULT_FACT_CHECK_TEMPLATE,
@@ -16,11 +27,20 @@ from judgelab.evaluators.fact_checking import (
     FactCheckingEvaluator,
 )
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
+from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
+from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
 
 __all__ = [
+    "Attempt",
     "BESPOKE_FACT_CHECK_TEMPLATE",
     "BaseEvaluator",
     "Calibrator",
+    "CheckCriterion",
+    "ChoiceCriterion",
+    "CriteriaEvaluator",
+    "CriteriaJudge",
+    "CriteriaJudgeBuilder",
+    "Criterion",
     "DEFAULT_FACT_CHECK_TEMPLATE",
     "DEFAULT_RELEVANCY_TEMPLATE",
     "Document",
@@ -28,8 +48,24 @@ __all__ = [
     "EvaluationResponse",
     "Evaluator",
     "FactCheckingEvaluator",
+    "Finding",
     "MINICHECK_SYSTEM_PROMPT",
+    "NoulCriterion",
+    "Outcome",
+    "RUBRIC_PRESETS",
+    "RUBRIC_TEMPLATE",
+    "RUBRIC_TEMPLATE_NO_INPUTS",
+    "RefineResult",
     "RelevancyEvaluator",
+    "Rubric",
+    "RubricEvaluator",
+    "RubricItem",
+    "ScoreCriterion",
+    "SelfRefine",
+    "Verdict",
     "YesNoEvaluator",
     "evaluate_many",
+    "make_state",
+    "request_state",
+    "verdict_score",
 ]
