@@ -58,15 +58,47 @@ def test_same_input_same_probability(judge_model):
     assert first == pytest.approx(second, abs=1e-6)
 
 
-def test_batch_agrees_with_single_calls(judge_model):
-    prompts = PROMPTS + [p + " " for p in PROMPTS] + [PROMPTS[0].replace("blue", "green")]
+def mixed_prompts(n: int = 50) -> list[str]:
+    """Prompts that share prefixes in several ways: documents with many claims,
+    the same instructions, near-duplicates, and unrelated ones."""
+    docs = [
+        "The Nile flows north into the Mediterranean Sea.",
+        "Marie Curie won Nobel Prizes in physics and chemistry.",
+        "The 2008 Summer Olympics were held in Beijing.",
+        "Python was first released in 1991 by Guido van Rossum.",
+    ]
+    claims = ["It is true.", "This happened in 1991.", "The river flows south.", "She won two prizes.",
+              "Beijing hosted them.", "Nothing is known about it."]
+    prompts = [f"Document: {d}\nClaim: {c}\nSupported? Answer:" for d in docs for c in claims]
+    prompts += PROMPTS + [p + " " for p in PROMPTS] + ADVERSARIAL
+    return prompts[:n]
+
+
+def test_batch_agrees_with_scoring_each_prompt_alone(judge_model):
+    prompts = mixed_prompts(50)
+    assert len(prompts) == 50
     batch = judge_model.batch_probabilities(prompts, YES_NO)
-    judge_model.backend.reset_cache()
     for prompt, b in zip(prompts, batch):
         judge_model.backend.reset_cache()
         single = judge_model.probabilities(prompt, YES_NO)
         for label in YES_NO:
             assert abs(single[label] - b[label]) <= 1e-4, (prompt, single, b)
+
+
+def test_packed_batches_share_prefixes_and_stay_close():
+    packed = load_model("gemma-3-270m", n_threads=2, packed=True)
+    exact = load_model("gemma-3-270m", n_threads=2)
+    try:
+        prompts = mixed_prompts(50)
+        got = packed.batch_probabilities(prompts, YES_NO)
+        want = exact.batch_probabilities(prompts, YES_NO)
+        worst = max(abs(g["Yes"] - w["Yes"]) for g, w in zip(got, want))
+        assert worst <= 0.1, worst  # packed trades bit-identity for speed
+        # both pay each distinct token once; a packed run may re-decode its first token
+        assert packed.backend.tokens_evaluated <= exact.backend.tokens_evaluated + 2
+    finally:
+        packed.close()
+        exact.close()
 
 
 def test_generate_returns_exactly_one_label(judge_model):

@@ -9,11 +9,14 @@ Work is paid once per token:
 
 * Prompts are sorted by their token ids, so prompts that share a prefix (the
   instructions, a document checked against many claims) are neighbours.
-* Sequence 0 keeps the last shared prefix in the KV cache; a new group of
-  prompts evaluates only the tokens after the longest prefix it already holds.
-* A group's suffixes (the claims) run together in one ``llama_batch``, each on
-  its own sequence id after a KV-cache copy of the shared prefix, so short
-  suffixes go at the batched prefill rate.
+* Sequence 0 keeps the last prompt in the KV cache; the next one evaluates
+  only the tokens after the longest prefix the cache already holds. Results
+  are bit-identical to scoring each prompt alone (see ``LlamaCppConfig``).
+* With ``packed=True``, runs of sorted prompts are decoded as a trie (see
+  ``_schedule``): each shared token once, tagged with the sequence id of
+  every prompt that contains it, in ``llama_batch``es of up to ``n_batch``
+  tokens, so short suffixes run at the batched prefill rate. Faster, not
+  bit-identical.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
 __all__ = ["LlamaCppConfig", "LlamaCppBackend"]
@@ -43,23 +47,35 @@ class LlamaCppConfig:
     ``n_ctx + n_batch`` cells so that a batch of suffixes fits beside a
     prompt-long shared prefix.
 
-    Three defaults make a judgment's numbers independent of how it was
-    batched and of what the cache held (measured: identical logits, not just
-    close): ``flash_attn=True`` (the plain attention path rounds the softmax
-    to f16 after summing over cells of other sequences, so a sequence's
-    result depended on its neighbours), ``repack_weights=False`` (llama.cpp's
-    repacked CPU kernels round rows differently by their position in a
-    4-row tile) and padding tiny batches (see ``LlamaCppBackend._fill``).
+    By default a judgment's numbers do not depend on what else was scored
+    with it or what the cache held: every prompt is scored on sequence 0,
+    after the longest prefix the cache already holds, so each token sits in
+    the KV cell of its own position exactly as when the prompt is scored
+    alone. This needs, and the defaults are (measured: identical logits, not
+    just close): ``kv_f32=True`` and ``flash_attn=False`` (with f16 K/V or
+    flash attention, sums over the cache round differently depending on
+    where the prefix ended), ``repack_weights=False`` (llama.cpp's repacked
+    CPU kernels round rows by their position in a 4-row tile) and padding
+    tiny batches (see ``LlamaCppBackend._fill``). A 4-bit model turns such
+    last-bit differences into differences of 0.1-0.7 in the logits, because
+    activations are re-quantised to 8 bits between layers.
+
+    ``packed=True`` trades that for speed: prompts that share a prefix are
+    scored together, each suffix on its own sequence in one ``llama_batch``.
+    Their tokens then sit in other cells than when scored alone, and
+    probabilities move by up to a few hundredths.
     """
 
     model_path: str
     n_ctx: int = 2048
     n_batch: int = 512
-    n_seq_max: int = 32
+    n_seq_max: int = 64
     n_threads: int | None = None
     n_threads_batch: int | None = None
     n_gpu_layers: int = 0
-    flash_attn: bool = True
+    flash_attn: bool = False
+    kv_f32: bool = True
+    packed: bool = False
     repack_weights: bool = False
     verbose: bool = False
 
@@ -80,14 +96,6 @@ _MIN_ROWS = 8
 
 _backend_init_lock = threading.Lock()
 _backend_initialised = False
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
 
 
 class LlamaCppBackend:
@@ -135,6 +143,9 @@ class LlamaCppBackend:
         cparams.kv_unified = True  # one cache shared by all sequences: prefixes are copied, not recomputed
         cparams.swa_full = True  # sliding-window layers keep every position, so prefixes can be reused
         cparams.no_perf = True
+        if config.kv_f32:
+            cparams.type_k = llama_cpp.GGML_TYPE_F32
+            cparams.type_v = llama_cpp.GGML_TYPE_F32
         if hasattr(cparams, "flash_attn_type"):
             cparams.flash_attn_type = (
                 llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
@@ -155,7 +166,7 @@ class LlamaCppBackend:
         self._cached: list[int] = []  # tokens of sequence 0 now in the KV cache
         self._pad_seq = config.n_seq_max - 1  # reserved for padding tiny batches
         self._pad_token = max(0, self._model.token_bos())
-        self._padded = False
+        self._pad_pos = 0  # next position of the padding sequence
         self._metadata = self._model.metadata()
         self.tokens_evaluated = 0  # prompt tokens actually decoded (for stats and tests)
 
@@ -192,60 +203,86 @@ class LlamaCppBackend:
         out = np.empty((len(prompts), len(token_ids)), dtype=np.float64)
         if not prompts:
             return out
-        order = sorted(range(len(prompts)), key=lambda i: prompts[i])
         ids = list(token_ids)
+        if not self.config.packed:
+            order = sorted(range(len(prompts)), key=lambda i: prompts[i])
+            with self._lock:
+                for i in order:
+                    out[i] = self._extend_seq0(list(prompts[i]), want_logits=True, ids=ids)
+            return out
+        distinct = sorted({tuple(p) for p in prompts})
+        where = {p: k for k, p in enumerate(distinct)}
+        rows = np.empty((len(distinct), len(ids)), dtype=np.float64)
+        max_seqs = self.config.n_seq_max - 2  # seq 0 holds the base, the last one pads
         with self._lock:
-            for group in self._groups([prompts[i] for i in order]):
-                rows = [order[g] for g in group.members]
-                logits = self._run_group(group)
-                out[rows] = [[row[t] for t in ids] for row in logits]
+            base = shared_base(distinct)
+            for lo, hi in plan_batches(distinct, base, n_batch=self.config.n_batch, max_seqs=max_seqs):
+                # The run's own common prefix lives in sequence 0, reusing
+                # whatever of it the previous run left there.
+                run_base = shared_base(distinct[lo:hi])
+                self._extend_seq0(list(distinct[lo][:run_base]), want_logits=False)
+                for k, row in self._run_packed(distinct, lo, hi, run_base, ids):
+                    rows[k] = row
+        for i, p in enumerate(prompts):
+            out[i] = rows[where[tuple(p)]]
         return out
 
-    def _groups(self, prompts: list[Sequence[int]]):
-        """Split sorted prompts into groups that share one prefix and fit a batch."""
-        max_seqs = max(1, self.config.n_seq_max - 2)  # seq 0 holds the prefix, the last one pads
-        i = 0
-        while i < len(prompts):
-            members = [i]
-            prefix = len(prompts[i]) - 1
-            suffix_total = len(prompts[i]) - prefix
-            j = i + 1
-            while j < len(prompts) and len(members) < max_seqs:
-                shared = min(prefix, _common_prefix(prompts[members[0]], prompts[j]), len(prompts[j]) - 1)
-                # Keep the group only while its shared prefix is a real saving.
-                if shared < 0.5 * prefix or shared == 0:
-                    break
-                new_total = sum(len(prompts[m]) - shared for m in members) + len(prompts[j]) - shared
-                if new_total > self.config.n_batch:
-                    break
-                members.append(j)
-                prefix, suffix_total = shared, new_total
-                j += 1
-            yield _Group(members=[m for m in members], prompts=[prompts[m] for m in members], prefix=prefix)
-            i = j
+    def _run_packed(
+        self, prompts: Sequence[Sequence[int]], lo: int, hi: int, base: int, ids: list[int]
+    ) -> list[tuple[int, list[float]]]:
+        """Decode prompts ``lo..hi-1`` as one trie on sequences 1..; label logits per prompt.
 
-    def _run_group(self, group: "_Group") -> list[np.ndarray]:
-        prefix = list(group.prompts[0][: group.prefix])
-        if len(group.prompts) == 1:
-            # One prompt: keep all of it in sequence 0 for the next call to reuse.
-            tokens = list(group.prompts[0])
-            return [self._extend_seq0(tokens, want_logits=True)]
-        self._extend_seq0(prefix, want_logits=False)
+        Each prompt gets its own sequence id, starting from a copy of the base
+        held in sequence 0. Every shared token is decoded once, tagged with
+        the sequence ids of all prompts that contain it (see
+        ``_schedule.segments``). More than ``n_batch`` tokens are decoded in
+        several steps.
+        """
         mem = self._ctx.memory
-        seq_ids = list(range(1, len(group.prompts) + 1))
-        for s in seq_ids:
-            self._ll.llama_memory_seq_cp(mem, 0, s, 0, len(prefix))
+        seqs = {i: 1 + i - lo for i in range(lo, hi)}
+        for s in seqs.values():
+            self._ll.llama_memory_seq_cp(mem, 0, s, 0, base)
+        stream = [
+            _Piece(tuple(seqs[m] for m in seg.members), prompts[seg.owner][seg.start : seg.end],
+                   seg.start, seg.logits_for)
+            for seg in segments(prompts, lo, hi, base)
+        ]
+        results: list[tuple[int, list[float]]] = []
         try:
-            return self._decode_suffixes(
-                [(s, list(p[len(prefix):]), len(prefix)) for s, p in zip(seq_ids, group.prompts)]
-            )
+            for step in _steps(stream, self.config.n_batch):
+                self._fill(step)
+                self._decode()
+                index = -1
+                for piece in step:
+                    index += len(piece.tokens)
+                    if piece.member is not None and piece.last:
+                        results.append((piece.member, self._logits_of(index, ids)))
         finally:
-            for s in seq_ids:
+            for s in seqs.values():
                 self._ll.llama_memory_seq_rm(mem, s, -1, -1)
+            self._drop_padding()
+        return results
 
-    def _extend_seq0(self, tokens: list[int], *, want_logits: bool) -> np.ndarray | None:
-        """Make sequence 0 hold exactly ``tokens``, decoding only what is new."""
-        keep = _common_prefix(self._cached, tokens)
+    def _pad_piece(self, n: int) -> "_Piece":
+        """Throw-away tokens on the padding sequence (positions continue across calls)."""
+        piece = _Piece((self._pad_seq,), [self._pad_token] * n, self._pad_pos, None)
+        self._pad_pos += n
+        return piece
+
+    def _drop_padding(self) -> None:
+        if self._pad_pos:
+            self._ll.llama_memory_seq_rm(self._ctx.memory, self._pad_seq, -1, -1)
+            self._pad_pos = 0
+
+    def _extend_seq0(
+        self, tokens: list[int], *, want_logits: bool, ids: list[int] | None = None
+    ) -> np.ndarray | None:
+        """Make sequence 0 hold exactly ``tokens``, decoding only what is new.
+
+        With ``want_logits``, returns the logits at the last token: of ``ids``
+        when given, else of the whole vocabulary.
+        """
+        keep = common_prefix(self._cached, tokens)
         if want_logits and keep == len(tokens):
             keep -= 1  # the last token must be decoded again to get its logits
         if keep < len(self._cached):
@@ -258,72 +295,46 @@ class LlamaCppBackend:
         while pos < len(tokens):
             end = min(len(tokens), pos + self.config.n_batch)
             last = end == len(tokens) and want_logits
-            self._fill(
-                [(0, tokens[pos:end], pos, last)],
-            )
+            self._fill([_Piece((0,), tokens[pos:end], pos, -1 if last else None)])
             self._decode()
+            self._drop_padding()
             self._cached = tokens[:end]
             if last:
-                logits = self._logits_at(end - pos - 1)
+                index = end - pos - 1
+                logits = np.array(self._logits_of(index, ids)) if ids is not None else self._full_logits(index)
             pos = end
         return logits
 
-    def _decode_suffixes(self, items: list[tuple[int, list[int], int]]) -> list[np.ndarray]:
-        """Decode (seq_id, suffix tokens, start position) items in batches."""
-        results: list[np.ndarray] = []
-        pending = list(items)
-        while pending:
-            chunk, used = [], 0
-            while pending and used + len(pending[0][1]) <= self.config.n_batch:
-                item = pending.pop(0)
-                chunk.append(item)
-                used += len(item[1])
-            if not chunk:  # a suffix longer than a batch: run it on its own in pieces
-                seq, toks, start = pending.pop(0)
-                for k in range(0, len(toks), self.config.n_batch):
-                    piece = toks[k : k + self.config.n_batch]
-                    last = k + len(piece) == len(toks)
-                    self._fill([(seq, piece, start + k, last)])
-                    self._decode()
-                results.append(self._logits_at(len(piece) - 1))
-                continue
-            self._fill([(seq, toks, start, True) for seq, toks, start in chunk])
-            self._decode()
-            ends = np.cumsum([len(t) for _, t, _ in chunk]) - 1
-            results.extend(self._logits_at(int(e)) for e in ends)
-        return results
-
-    def _fill(self, pieces: list[tuple[int, list[int], int, bool]]) -> None:
-        """Fill the batch with (seq_id, tokens, first position, logits at last) pieces.
+    def _fill(self, pieces: Sequence["_Piece"]) -> None:
+        """Fill the llama batch with pieces; logits only at pieces' last tokens
+        that belong to a member.
 
         A batch of fewer than ``_MIN_ROWS`` tokens is padded with a throw-away
         sequence: llama.cpp's CPU matmul takes another code path for tiny
         batches, whose rounding differs, and a judgment must not depend on how
         its tokens happened to be batched.
         """
-        total = sum(len(p[1]) for p in pieces)
+        total = sum(len(p.tokens) for p in pieces)
         if total < _MIN_ROWS:
-            pad = self._pad_token
-            pieces = pieces + [(self._pad_seq, [pad] * (_MIN_ROWS - total), 0, False)]
-            self._padded = True
+            pieces = [*pieces, self._pad_piece(_MIN_ROWS - total)]
         b = self._batch
         n = 0
-        for seq, toks, start, want_last in pieces:
-            for k, tok in enumerate(toks):
+        for piece in pieces:
+            want = piece.member is not None and piece.last
+            last = len(piece.tokens) - 1
+            for k, tok in enumerate(piece.tokens):
                 b.token[n] = tok
-                b.pos[n] = start + k
-                b.n_seq_id[n] = 1
-                b.seq_id[n][0] = seq
-                b.logits[n] = want_last and k == len(toks) - 1
+                b.pos[n] = piece.start + k
+                b.n_seq_id[n] = len(piece.seqs)
+                for j, seq in enumerate(piece.seqs):
+                    b.seq_id[n][j] = seq
+                b.logits[n] = want and k == last
                 n += 1
         b.n_tokens = n
-        self.tokens_evaluated += n - (_MIN_ROWS - total if total < _MIN_ROWS else 0)
+        self.tokens_evaluated += min(n, total)
 
     def _decode(self) -> None:
         rc = self._ll.llama_decode(self._ctx.ctx, self._batch)
-        if self._padded:
-            self._ll.llama_memory_seq_rm(self._ctx.memory, self._pad_seq, -1, -1)
-            self._padded = False
         if rc != 0:
             self._ll.llama_memory_clear(self._ctx.memory, True)
             self._cached = []
@@ -332,10 +343,17 @@ class LlamaCppBackend:
                 "cleared. Try a smaller batch or a larger n_ctx."
             )
 
-    def _logits_at(self, index: int) -> np.ndarray:
+    def _logits_of(self, index: int, ids: list[int]) -> list[float]:
+        """The logits of ``ids`` at batch position ``index`` (no full-vocabulary copy)."""
+        ptr = self._ll.llama_get_logits_ith(self._ctx.ctx, index)
+        return [float(ptr[t]) for t in ids]
+
+    def _full_logits(self, index: int) -> np.ndarray:
         ptr = self._ll.llama_get_logits_ith(self._ctx.ctx, index)
         n_vocab = self._ll.llama_vocab_n_tokens(self._model.vocab)
-        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,)).copy()
+        return np.ctypeslib.as_array(
+            ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,)
+        ).copy()
 
     def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
         """Full-vocabulary logits after ``tokens`` (for free-text greedy decoding)."""
@@ -347,6 +365,26 @@ class LlamaCppBackend:
 
     def detokenize(self, token_ids: Sequence[int]) -> str:
         return self._model.detokenize(list(token_ids), special=False).decode("utf-8", errors="replace")
+
+    def time_prefill(self, tokens: Sequence[int], batch_size: int) -> float:
+        """Seconds to prefill ``tokens`` on an empty cache, ``batch_size`` per decode.
+
+        For benchmarks: the hardware's prefill rate, the ceiling judgments
+        are measured against. Leaves the cache empty.
+        """
+        import time
+
+        size = max(1, min(batch_size, self.config.n_batch))
+        with self._lock:
+            self.reset_cache()
+            t0 = time.perf_counter()
+            for start in range(0, len(tokens), size):
+                self._fill([_Piece((0,), list(tokens[start : start + size]), start, None)])
+                self._decode()
+                self._drop_padding()
+            elapsed = time.perf_counter() - t0
+            self.reset_cache()
+        return elapsed
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -365,8 +403,38 @@ class LlamaCppBackend:
             self._model.close()
 
 
-@dataclass
-class _Group:
-    members: list[int]
-    prompts: list[Sequence[int]]
-    prefix: int
+@dataclass(frozen=True)
+class _Piece:
+    """Consecutive tokens of one or more sequences, starting at position ``start``.
+
+    ``member`` is the prompt whose label logits are read at the piece's last
+    token (None: no logits); ``last`` is False for all but the final step of
+    a suffix split across steps.
+    """
+
+    seqs: tuple[int, ...]
+    tokens: Sequence[int]
+    start: int
+    member: int | None
+    last: bool = True
+
+
+def _steps(pieces: list[_Piece], n_batch: int) -> list[list[_Piece]]:
+    """Cut pieces into decode steps of at most ``n_batch`` tokens, in order.
+
+    A piece longer than a step is split; only its final part reads logits.
+    """
+    steps: list[list[_Piece]] = [[]]
+    room = n_batch
+    for piece in pieces:
+        tokens, start = list(piece.tokens), piece.start
+        while tokens:
+            if room == 0:
+                steps.append([])
+                room = n_batch
+            take = tokens[:room]
+            tokens = tokens[room:]
+            steps[-1].append(_Piece(piece.seqs, take, start, piece.member, not tokens))
+            start += len(take)
+            room -= len(take)
+    return [s for s in steps if s]

@@ -1,0 +1,115 @@
+"""Ordering and packing judgments so that every prompt token is paid for once.
+
+Prompts are deduplicated and sorted by their token ids, so prompts that share
+a prefix (the instructions, a document checked against many claims) are
+neighbours, and the prompts form a trie. A *batch* is a run of neighbours;
+inside it every trie node (a token of a shared prefix) is decoded once, tagged
+with the sequence ids of every prompt below it, and each prompt's last token
+gives its label logits. Batches hold up to ``n_batch`` tokens, so short
+suffixes run at the batched prefill rate instead of one small decode each.
+
+Pure logic over token-id lists: no model here, so it is tested on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Segment", "common_prefix", "shared_base", "plan_batches", "segments"]
+
+Tokens = Sequence[int]
+
+
+def common_prefix(a: Tokens, b: Tokens) -> int:
+    """Length of the longest common prefix of two token lists."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def shared_base(sorted_prompts: Sequence[Tokens]) -> int:
+    """Tokens shared by every prompt, leaving each at least one token to score.
+
+    For sorted lists the common prefix of all is that of the first and last.
+    """
+    if not sorted_prompts:
+        return 0
+    first, last = sorted_prompts[0], sorted_prompts[-1]
+    shortest = min(len(p) for p in sorted_prompts)
+    return max(0, min(common_prefix(first, last), shortest - 1))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Tokens ``[start, end)`` of prompt ``owner``, shared by prompts ``members``.
+
+    ``members`` are indices into the sorted prompt list (``owner`` first);
+    ``logits_for`` is the prompt whose label logits are read at the last
+    token (None when the segment does not end a prompt).
+    """
+
+    owner: int
+    members: tuple[int, ...]
+    start: int
+    end: int
+    logits_for: int | None
+
+
+def segments(sorted_prompts: Sequence[Tokens], lo: int, hi: int, base: int) -> list[Segment]:
+    """The trie of prompts ``lo..hi-1`` above ``base``, as decode segments.
+
+    Prompt ``i`` contributes its tokens after what it shares with prompt
+    ``i-1`` (after ``base`` for the first); each of those tokens is also
+    tagged with the later prompts that share it. Prompts must be sorted and
+    distinct.
+    """
+    lcp = [common_prefix(sorted_prompts[i - 1], sorted_prompts[i]) for i in range(lo + 1, hi)]
+    out: list[Segment] = []
+    for i in range(lo, hi):
+        length = len(sorted_prompts[i])
+        start = base if i == lo else max(base, lcp[i - lo - 1])
+        # later prompts sharing this one's tokens: (shared length, index), non-increasing
+        sharers: list[tuple[int, int]] = []
+        shared = length
+        for j in range(i + 1, hi):
+            shared = min(shared, lcp[j - lo - 1])
+            if shared <= start:
+                break
+            sharers.append((shared, j))
+        pos, k = start, len(sharers)
+        while pos < length:
+            while k and sharers[k - 1][0] <= pos:
+                k -= 1
+            end = min(sharers[k - 1][0], length) if k else length
+            members = (i,) + tuple(j for _, j in sharers[:k])
+            out.append(Segment(i, members, pos, end, i if end == length else None))
+            pos = end
+    return out
+
+
+def plan_batches(
+    sorted_prompts: Sequence[Tokens], base: int, *, n_batch: int, max_seqs: int
+) -> list[tuple[int, int]]:
+    """Cut sorted, distinct prompts into ``(lo, hi)`` runs of at most
+    ``max_seqs`` prompts whose new tokens number at most ``n_batch``.
+
+    A single prompt with more new tokens than that gets a run of its own
+    (the backend decodes it in several steps).
+    """
+    runs: list[tuple[int, int]] = []
+    lo, n = 0, len(sorted_prompts)
+    while lo < n:
+        cost = len(sorted_prompts[lo]) - base
+        hi = lo + 1
+        while hi < n and hi - lo < max_seqs:
+            extra = len(sorted_prompts[hi]) - common_prefix(sorted_prompts[hi - 1], sorted_prompts[hi])
+            if cost + extra > n_batch:
+                break
+            cost += extra
+            hi += 1
+        runs.append((lo, hi))
+        lo = hi
+    return runs

@@ -1,0 +1,52 @@
+"""Ordering and packing of judgments (pure logic, no model)."""
+
+from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
+
+
+def test_common_prefix_and_base():
+    assert common_prefix([1, 2, 3], [1, 2, 4]) == 2
+    prompts = sorted([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3, 9]])
+    assert shared_base(prompts) == 2
+    # every prompt keeps at least one token to score
+    assert shared_base([[1, 2], [1, 2, 3]]) == 1
+
+
+def _trie_nodes(prompts, base):
+    return len({tuple(p[: i + 1]) for p in prompts for i in range(base, len(p))})
+
+
+def test_segments_decode_every_trie_node_once():
+    doc = list(range(100, 120))
+    prompts = sorted([[1] + doc + [7, k, k + 1] for k in range(5)] + [[1, 99, 98], [1, 99, 97, 5], [1] + doc])
+    base = shared_base(prompts)
+    segs = segments(prompts, 0, len(prompts), base)
+    assert sum(s.end - s.start for s in segs) == _trie_nodes(prompts, base)
+    # each prompt's tokens above the base are covered exactly once, in order, by segments tagged with it
+    for i, p in enumerate(prompts):
+        covered = sorted((s.start, s.end) for s in segs if i in s.members)
+        pos = base
+        for start, end in covered:
+            assert start == pos
+            assert all(prompts[s.owner][start:end] == p[start:end] for s in segs if (s.start, s.end) == (start, end) and i in s.members)
+            pos = end
+        assert pos == len(p)
+        # exactly one segment reads this prompt's logits, at its last token
+        assert [s.end for s in segs if s.logits_for == i] == [len(p)]
+
+
+def test_the_shared_document_is_one_segment_for_all_claims():
+    doc = list(range(100, 150))
+    prompts = sorted([[1] + doc + [7, k] for k in range(10)])
+    segs = segments(prompts, 0, len(prompts), shared_base(prompts))
+    shared = [s for s in segs if len(s.members) == 10]
+    assert len(shared) == 0  # base already holds the shared document: 1 + 50 + 1 tokens
+    segs = segments(prompts, 0, len(prompts), 1)
+    assert [len(s.members) for s in segs][0] == 10
+    assert segs[0].end - segs[0].start == len(doc) + 1
+
+
+def test_batches_respect_token_and_sequence_limits():
+    prompts = sorted([[1] * 10 + [k] for k in range(12)])
+    assert plan_batches(prompts, 0, n_batch=13, max_seqs=62) == [(0, 3), (3, 6), (6, 9), (9, 12)]
+    assert plan_batches(prompts, 0, n_batch=10_000, max_seqs=5) == [(0, 5), (5, 10), (10, 12)]
+    assert plan_batches([[1] * 500], 0, n_batch=64, max_seqs=8) == [(0, 1)]
