@@ -34,9 +34,8 @@ def test_64_concurrent_requests_equal_sequential_answers(base_url, api_key):
     for claim, data in zip(work, concurrent):
         expected = sequential[claim]
         assert data["message"]["content"] == expected["label"]
-        # llama.cpp's CPU kernels round differently for different batch shapes: batched
-        # P(yes) of gemma-3-270m Q4_K_M differs from the one-prompt value by up to ~0.04.
-        assert data["judgelab"]["probabilities"]["Yes"] == pytest.approx(expected["probabilities"]["Yes"], abs=0.05)
+        # the engine's results do not depend on how requests were batched together
+        assert data["judgelab"]["probabilities"]["Yes"] == pytest.approx(expected["probabilities"]["Yes"], abs=1e-4)
     # every request judged exactly once: 8 sequential + 64 concurrent prompts
     assert after["judgments"] - before["judgments"] == len(CLAIMS) + 64
     # and the concurrent ones shared batches
