@@ -55,8 +55,9 @@ def fill_template(template: str, values: Mapping[str, str]) -> str:
 class YesNoEvaluator(BaseEvaluator):
     """Base of evaluators that ask one yes/no question from a template.
 
-    Subclasses define ``name``, ``evidence_field`` (the placeholder that is
-    chunked), the verdict words and ``template_values(request)``.
+    Subclasses define ``name``, ``default_template``, ``evidence_field`` (the
+    placeholder that is chunked), the verdict words and
+    ``template_values(request)``.
     """
 
     name = "yes-no"
@@ -65,18 +66,21 @@ class YesNoEvaluator(BaseEvaluator):
     pass_word = "yes"
     fail_word = "no"
 
+    default_template = ""
+
     def __init__(
         self,
         model: JudgeModel,
-        prompt_template: str,
-        *,
+        prompt_template: str | None = None,
         threshold: float = 0.5,
+        *,
         system: str | None = None,
         labels: tuple[str, str] = ("Yes", "No"),
         calibrator: Calibrator | None = None,
     ) -> None:
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        prompt_template = prompt_template or self.default_template
         check_placeholders(prompt_template, self.required_placeholders, evaluator=type(self).__name__)
         self.model = model
         self.prompt_template = prompt_template

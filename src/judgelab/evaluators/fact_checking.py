@@ -62,25 +62,9 @@ class FactCheckingEvaluator(YesNoEvaluator):
     name = "fact-checking"
     evidence_field = "document"
     required_placeholders = ("document", "claim")
+    default_template = DEFAULT_FACT_CHECK_TEMPLATE
     pass_word = "supported"
     fail_word = "not supported"
-
-    def __init__(
-        self,
-        model: JudgeModel,
-        prompt_template: str | None = None,
-        threshold: float = 0.5,
-        *,
-        system: str | None = None,
-        calibrator: Calibrator | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            prompt_template or DEFAULT_FACT_CHECK_TEMPLATE,
-            threshold=threshold,
-            system=system,
-            calibrator=calibrator,
-        )
 
     @classmethod
     def for_bespoke_minicheck(

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from judgelab.engine import JudgeModel
 from judgelab.evaluators._spi import EvaluationRequest
-from judgelab.evaluators._yesno import Calibrator, YesNoEvaluator
+from judgelab.evaluators._yesno import YesNoEvaluator
 
 __all__ = ["RelevancyEvaluator", "DEFAULT_RELEVANCY_TEMPLATE"]
 
@@ -45,25 +44,9 @@ class RelevancyEvaluator(YesNoEvaluator):
     name = "relevancy"
     evidence_field = "context"
     required_placeholders = ("query", "response", "context")
+    default_template = DEFAULT_RELEVANCY_TEMPLATE
     pass_word = "relevant"
     fail_word = "not relevant"
-
-    def __init__(
-        self,
-        model: JudgeModel,
-        prompt_template: str | None = None,
-        threshold: float = 0.5,
-        *,
-        system: str | None = None,
-        calibrator: Calibrator | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            prompt_template or DEFAULT_RELEVANCY_TEMPLATE,
-            threshold=threshold,
-            system=system,
-            calibrator=calibrator,
-        )
 
     def template_values(self, request: EvaluationRequest) -> dict[str, str]:
         return {
