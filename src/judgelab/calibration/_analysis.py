@@ -130,16 +130,30 @@ class Analysis:
         }
 
 
-def _folds(y: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
-    """Stratified fold ids, or None when there are too few rows of a class."""
-    from sklearn.model_selection import StratifiedKFold
+def _folds(y: np.ndarray, groups: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
+    """Test-row indices of each cross-validation fold, or None when there are too few rows.
 
-    minority = int(min((y == 0).sum(), (y == 1).sum()))
-    k = min(k, minority)
+    Rows that share a group (``ScoreRecord.fold_key``) always land in the
+    same fold, so a threshold is never tuned on the twin of a held-out row.
+    Folds are stratified by label. ``k`` is capped by the number of groups
+    holding each class; below 2 there is no cross-validation (``None``).
+    When every group is a single row this is plain ``StratifiedKFold``.
+    """
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+
+    groups = np.asarray(groups)
+    k = min(k, len(set(groups[y == 0])), len(set(groups[y == 1])))
     if k < 2:
         return None
-    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=0 if seed is None else seed)
-    return [test for _, test in skf.split(np.zeros(len(y)), y)]
+    random_state = 0 if seed is None else seed
+    if len(set(groups)) == len(groups):
+        splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
+        folds = [test for _, test in splitter.split(np.zeros(len(y)), y)]
+    else:
+        splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
+        folds = [test for _, test in splitter.split(np.zeros(len(y)), y, groups)]
+    folds = [f for f in folds if len(f)]
+    return folds if len(folds) >= 2 else None
 
 
 def _fit_calibrator(kind: str, s: np.ndarray, y: np.ndarray) -> Calibrator | None:
@@ -166,8 +180,9 @@ def analyze(
     The threshold, abstain band and calibrators are tuned on the ``dev``
     split and measured on ``test`` when the records carry both; otherwise
     k-fold cross-validation gives held-out estimates and the shipped
-    threshold is tuned on all rows. With too few rows for either, metrics are
-    in-sample and marked so.
+    threshold is tuned on all rows. Records that share a ``fold_group``
+    (e.g. the two answers to one HaluEval question) stay in one fold. With
+    too few rows (or groups) for either, metrics are in-sample and marked so.
 
     Parameters
     ----------
@@ -206,6 +221,7 @@ def analyze(
     s_all = np.array([r.score for r in ok], dtype=float)
     groups_all = np.array([r.group or "(none)" for r in ok])
     splits = np.array([r.split or "" for r in ok])
+    fold_groups = np.array([r.fold_key for r in ok])
     has_split = (splits == "dev").any() and (splits == "test").any()
 
     thr_row = np.full(len(ok), np.nan)  # per-row threshold used for held-out verdicts
@@ -229,7 +245,7 @@ def analyze(
                     s_cal_row[kind][held] = c.predict(s_all[held])
             y_tuning, s_tuning = y_all[tune], s_all[tune]
         else:
-            folds = _folds(y_all, k_folds, seed)
+            folds = _folds(y_all, fold_groups, k_folds, seed)
             tune = np.ones(len(ok), dtype=bool)
             y_tuning, s_tuning = y_all, s_all
             t = choose_threshold(y_all, s_all, st)

@@ -29,6 +29,10 @@ class LabelledRow(BaseModel):
     should fail it. For fact-check rows the document(s) are in ``documents``
     and the claim in ``response``; for relevancy rows ``user_text`` is the
     query, ``documents`` the context and ``response`` the answer.
+
+    Rows that belong together (for example the right and the hallucinated
+    answer to one question) share ``meta["pair"]``; cross-validation keeps
+    them in one fold (see ``fold_group``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -53,6 +57,16 @@ class LabelledRow(BaseModel):
         if isinstance(value, bool):
             return int(value)
         return value
+
+    @property
+    def fold_group(self) -> str:
+        """The key that keeps related rows in one cross-validation fold.
+
+        ``meta["pair"]`` (as a string) when the row sets it, otherwise the
+        row's ``id``, so that a row without a pair is a group of its own.
+        """
+        pair = self.meta.get("pair")
+        return self.id if pair is None or pair == "" else str(pair)
 
     def to_request(self) -> EvaluationRequest:
         """The ``EvaluationRequest`` a fact-check or relevancy evaluator judges."""

@@ -28,6 +28,11 @@ class ScoreRecord(BaseModel):
     ``score`` is ``None`` (and ``error`` says why) when the evaluator raised
     for this row; such rows are left out of the analysis and counted, never
     silently scored as a failure.
+
+    ``fold_group`` is the row's ``LabelledRow.fold_group`` (``meta["pair"]``
+    or the id): cross-validation keeps records of one group in one fold.
+    Records written before the field existed lack it; ``fold_key`` then
+    falls back to the id.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -38,6 +43,7 @@ class ScoreRecord(BaseModel):
     group: str | None = None
     generator: str | None = None
     split: str | None = None
+    fold_group: str | None = None
     probabilities: dict[str, float] | None = None
     score: float | None = None
     raw_score: float | None = None
@@ -56,6 +62,11 @@ class ScoreRecord(BaseModel):
     @property
     def ok(self) -> bool:
         return self.score is not None and not math.isnan(self.score)
+
+    @property
+    def fold_key(self) -> str:
+        """The cross-validation group: ``fold_group``, or the id for old records without it."""
+        return self.fold_group if self.fold_group else self.id
 
 
 def _jsonable(value: Any) -> Any:
@@ -95,6 +106,7 @@ def _record(row: LabelledRow, resp: EvaluationResponse | None, seconds: float, e
         group=row.group,
         generator=row.generator,
         split=row.split,
+        fold_group=row.fold_group,
         probabilities=_jsonable(meta.get("probabilities")),
         score=float(resp.score) if resp is not None else None,
         raw_score=meta.get("raw_score", resp.score if resp is not None else None),
@@ -247,7 +259,14 @@ def run(
         if bar is not None:
             bar.close()
     by_id = {r.id: r for r in read_scores(out)}
-    return [by_id[r.id] for r in rows if r.id in by_id]
+    # Records resumed from a file written before ``fold_group`` existed get
+    # it from their row here, so the analysis of this run still keeps pairs
+    # together (the file itself is left as it is).
+    return [
+        by_id[r.id] if by_id[r.id].fold_group else by_id[r.id].model_copy(update={"fold_group": r.fold_group})
+        for r in rows
+        if r.id in by_id
+    ]
 
 
 def _score_batch(evaluator: Evaluator, batch: Sequence[LabelledRow]) -> list[dict[str, Any]]:
