@@ -36,8 +36,11 @@ log = logging.getLogger(__name__)
 # runs the dequantised weights in float32 (float64 gives the same numbers to
 # 2e-6). So the two are close, not equal. Issue 3 asked for 0.05; measured on
 # these 30 prompts: max 0.044 (mean 0.016) against the llama.cpp backend of
-# 2cbfef0, max 0.0506 (mean 0.021) against 23f7a67 (f32 KV cache, no flash
-# attention), so the bound is 0.06 and the mean is held to 0.03.
+# 2cbfef0 (flash attention, f16 K/V; not bit-identical under batching), max
+# 0.0506 (mean 0.021) with f32 K/V and no flash attention, max 0.0532 (mean
+# 0.018) with the default f16 K/V and no flash attention. The gap is the
+# activation quantisation, which no llama.cpp setting removes, so the bound
+# is 0.06 and the mean is held to 0.03.
 MAX_DP_YES = 0.06
 MAX_MEAN_DP_YES = 0.03
 

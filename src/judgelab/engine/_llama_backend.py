@@ -52,11 +52,12 @@ class LlamaCppConfig:
     after the longest prefix the cache already holds, so each token sits in
     the KV cell of its own position exactly as when the prompt is scored
     alone. This needs, and the defaults are (measured: identical logits, not
-    just close): ``kv_f32=True`` and ``flash_attn=False`` (with f16 K/V or
-    flash attention, sums over the cache round differently depending on
-    where the prefix ended), ``repack_weights=False`` (llama.cpp's repacked
-    CPU kernels round rows by their position in a 4-row tile) and padding
-    tiny batches (see ``LlamaCppBackend._fill``). A 4-bit model turns such
+    just close): ``flash_attn=False`` (flash attention tiles the cache
+    differently depending on where the cached prefix ended),
+    ``repack_weights=False`` (llama.cpp's repacked CPU kernels round rows by
+    their position in a 4-row tile) and padding tiny batches (see
+    ``LlamaCppBackend._fill``). ``kv_f32=True`` stores K/V in float32
+    instead of float16 (twice the cache memory). A 4-bit model turns such
     last-bit differences into differences of 0.1-0.7 in the logits, because
     activations are re-quantised to 8 bits between layers.
 
@@ -74,7 +75,7 @@ class LlamaCppConfig:
     n_threads_batch: int | None = None
     n_gpu_layers: int = 0
     flash_attn: bool = False
-    kv_f32: bool = True
+    kv_f32: bool = False
     packed: bool = False
     repack_weights: bool = False
     verbose: bool = False
