@@ -118,3 +118,19 @@ def test_import_does_not_load_heavy_backends():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ""
+
+
+def test_check_stays_within_memory_budget():
+    """Peak RSS of `judgelab check` stays under the model file size plus 400 MB."""
+    import os
+
+    gguf = resolve_weights(load_spec("gemma-3-270m"))
+    # measured from a fresh parent, so no other child of this test run counts
+    code = (
+        "import resource, subprocess;"
+        "subprocess.run(['judgelab', 'check'], check=True, capture_output=True);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    peak_mb = int(out.strip()) / 1024
+    assert 100 < peak_mb < os.path.getsize(gguf) / 2**20 + 400, peak_mb
