@@ -38,16 +38,21 @@ def _spec_for_weights(path: Path) -> ModelSpec:
     )
 
 
+def _backend_options(
+    config_cls: type, path_field: str, backend: str, spec: ModelSpec, options: dict[str, Any]
+) -> dict[str, Any]:
+    """Check ``options`` against a backend's config fields; default n_ctx from the spec."""
+    known = {f.name for f in dataclasses.fields(config_cls)} - {path_field}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"Unknown option(s) {unknown} for the {backend} backend; known: {sorted(known)}")
+    return {"n_ctx": spec.context_length, **options}
+
+
 def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]):
     from judgelab.engine._llama_backend import LlamaCppBackend, LlamaCppConfig
 
-    known = {f.name for f in dataclasses.fields(LlamaCppConfig)} - {"model_path"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(
-            f"Unknown option(s) {unknown} for the llama_cpp backend; known: {sorted(known)}"
-        )
-    options.setdefault("n_ctx", spec.context_length)
+    options = _backend_options(LlamaCppConfig, "model_path", "llama_cpp", spec, options)
     return LlamaCppBackend(LlamaCppConfig(model_path=str(weights), **options))
 
 
@@ -59,13 +64,7 @@ def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str,
     )
 
     _import_torch()  # BackendUnavailableError naming the extra, before anything else
-    known = {f.name for f in dataclasses.fields(TransformersConfig)} - {"model"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(
-            f"Unknown option(s) {unknown} for the transformers backend; known: {sorted(known)}"
-        )
-    options.setdefault("n_ctx", spec.context_length)
+    options = _backend_options(TransformersConfig, "model", "transformers", spec, options)
     return TransformersBackend(TransformersConfig(model=str(weights), **options))
 
 
