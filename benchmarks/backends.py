@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
 
-    header = f"| backend | threads | judgments/s, batch 1 | judgments/s, batch 32 | peak RSS (MB) | load (s) |"
+    header = "| backend | threads | judgments/s, batch 1 | judgments/s, batch 32 | peak RSS (MB) | load (s) |"
     print(header)
     print("|---|---|---|---|---|---|")
     for r in rows:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ from judgelab.calibration import (
     compare_runs,
     criteria_thresholds,
     load_calibrator,
-    read_scores,
     run,
     write_rows,
 )
