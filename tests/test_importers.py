@@ -44,6 +44,12 @@ def test_faithbench_drop_and_map_questionable(shared_data):
     assert len({r.generator for r in rows}) == 10
     strict = import_set("faithbench", path, questionable="fail")
     assert len(strict) == 800 and sum(1 - r.label for r in strict) == 485 + 77
+    # summaries of the same source share a fold group; different sources do not
+    by_source: dict[str, set[str]] = {}
+    for r in strict:
+        by_source.setdefault(r.documents[0], set()).add(r.fold_group)
+    assert all(len(groups) == 1 for groups in by_source.values())
+    assert len({next(iter(g)) for g in by_source.values()}) == len(by_source) < len(strict)
 
 
 def test_unknown_kind_and_wrong_file(tmp_path):

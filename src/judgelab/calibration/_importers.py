@@ -7,6 +7,7 @@ way (see the docstrings). ``import_set(kind, path)`` dispatches by name.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -206,16 +207,22 @@ def import_faithbench(
                     line=line,
                     field=label_field,
                 )
+            source = _field(rec, "source", path, line)
             rows.append(
                 LabelledRow(
                     id=f"faithbench-{i}",
                     task="fact-check",
-                    documents=[_field(rec, "source", path, line)],
+                    documents=[source],
                     response=_field(rec, "summary", path, line).strip(),
                     label=label,
                     generator=_field(rec, "LLM", path, line),
                     group="faithbench",
-                    meta={"worst_label": rec.get("worst-label"), "best_label": rec.get("best-label")},
+                    meta={
+                        "worst_label": rec.get("worst-label"),
+                        "best_label": rec.get("best-label"),
+                        # summaries of one source stay in one cross-validation fold
+                        "pair": "faithbench-" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:16],
+                    },
                 )
             )
     return rows
