@@ -280,7 +280,14 @@ def analyze(
     def stat(y, s, t):
         return fast_binary_metrics(y, s, t)
 
-    heldout = bootstrap_many(stat, [y_h, s_h, t_h], n_resamples=n_resamples, seed=seed)
+    # Rows that belong together are resampled together (a cluster bootstrap);
+    # with no such rows this is the plain row bootstrap.
+    held_groups = fold_groups[held]
+    paired = len(np.unique(held_groups)) < len(held_groups)
+    heldout = bootstrap_many(
+        stat, [y_h, s_h, t_h], n_resamples=n_resamples, seed=seed,
+        clusters=held_groups if paired else None,
+    )
     # Point estimates from scikit-learn (the numpy twin used for resamples
     # gives the same values; the tests check it). Under cross-validation each
     # fold has its own threshold, so the thresholded metrics come from the twin.

@@ -50,6 +50,14 @@ def _check(n_resamples: int, confidence: float) -> None:
         raise JudgelabError(f"The 'confidence' parameter must be in (0, 1). Got {confidence!r} instead.")
 
 
+def _cluster_indices(clusters, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Resample whole clusters with replacement; each resample keeps all rows of its clusters."""
+    _, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    members = [np.flatnonzero(inverse == c) for c in range(inverse.max() + 1)]
+    picks = rng.integers(0, len(members), size=(n_resamples, len(members)))
+    return [np.concatenate([members[c] for c in row]) for row in picks]
+
+
 def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator, strata) -> np.ndarray:
     if strata is None:
         return rng.integers(0, n, size=(n_resamples, n))
@@ -69,6 +77,7 @@ def bootstrap_many(
     confidence: float = 0.95,
     seed: int | None = 0,
     strata=None,
+    clusters=None,
 ) -> dict[str, Interval]:
     """Percentile bootstrap of a statistic that returns several named numbers.
 
@@ -84,6 +93,10 @@ def bootstrap_many(
     strata
         Optional row labels; rows are resampled within each stratum so that
         every resample keeps the strata sizes.
+    clusters
+        Optional row labels of rows that belong together (two answers to one
+        question); whole clusters are resampled, so intervals on paired data
+        are not too narrow. Not combined with ``strata``.
 
     Returns
     -------
@@ -100,7 +113,12 @@ def bootstrap_many(
     if n == 0:
         return {k: Interval(float(v), math.nan, math.nan, confidence) for k, v in point.items()}
     rng = np.random.default_rng(seed)
-    idx = _resample_indices(n, n_resamples, rng, strata)
+    if clusters is not None and strata is not None:
+        raise JudgelabError("bootstrap_many takes strata or clusters, not both.")
+    if clusters is not None:
+        idx = _cluster_indices(clusters, n_resamples, rng)
+    else:
+        idx = _resample_indices(n, n_resamples, rng, strata)
     draws: dict[str, list[float]] = {k: [] for k in point}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
