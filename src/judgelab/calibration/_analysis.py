@@ -228,6 +228,19 @@ def analyze(
     s_cal_row = {k: np.full(len(ok), np.nan) for k in CALIBRATORS}
     band_low = np.full(len(ok), np.nan)
     band_high = np.full(len(ok), np.nan)
+
+    def tune_and_apply(train: np.ndarray, target: np.ndarray):
+        """Tune threshold, abstain band and calibrators on ``train``; apply them to ``target``."""
+        threshold = choose_threshold(y_all[train], s_all[train], st)
+        b = abstain_band(y_all[train], s_all[train], target_error=target_error)
+        thr_row[target] = threshold
+        band_low[target], band_high[target] = b.low, b.high
+        for kind in CALIBRATORS:
+            c = _fit_calibrator(kind, s_all[train], y_all[train])
+            if c is not None:
+                s_cal_row[kind][target] = c.predict(s_all[target])
+        return threshold, b
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if has_split:
@@ -235,45 +248,25 @@ def analyze(
             tune = splits == "dev"
             held = splits == "test"
             note = "threshold tuned on the dev split, measured on the test split"
-            t = choose_threshold(y_all[tune], s_all[tune], st)
-            thr_row[held] = t
-            band = abstain_band(y_all[tune], s_all[tune], target_error=target_error)
-            band_low[held], band_high[held] = band.low, band.high
-            for kind in CALIBRATORS:
-                c = _fit_calibrator(kind, s_all[tune], y_all[tune])
-                if c is not None:
-                    s_cal_row[kind][held] = c.predict(s_all[held])
-            y_tuning, s_tuning = y_all[tune], s_all[tune]
+            t, band = tune_and_apply(tune, held)
         else:
             folds = _folds(y_all, fold_groups, k_folds, seed)
             tune = np.ones(len(ok), dtype=bool)
-            y_tuning, s_tuning = y_all, s_all
-            t = choose_threshold(y_all, s_all, st)
-            band = abstain_band(y_all, s_all, target_error=target_error)
+            held = np.ones(len(ok), dtype=bool)
             if folds is None:
                 mode = "in-sample"
-                held = np.ones(len(ok), dtype=bool)
                 note = "too few rows of a class for cross-validation"
-                thr_row[:] = t
-                band_low[:], band_high[:] = band.low, band.high
-                for kind in CALIBRATORS:
-                    c = _fit_calibrator(kind, s_all, y_all)
-                    if c is not None:
-                        s_cal_row[kind][:] = c.predict(s_all)
+                t, band = tune_and_apply(tune, held)
             else:
                 mode = "cv"
-                held = np.ones(len(ok), dtype=bool)
                 note = f"{len(folds)}-fold cross-validation; the shipped threshold is tuned on all rows"
+                t = choose_threshold(y_all, s_all, st)
+                band = abstain_band(y_all, s_all, target_error=target_error)
                 for test_idx in folds:
                     train = np.ones(len(ok), dtype=bool)
                     train[test_idx] = False
-                    thr_row[test_idx] = choose_threshold(y_all[train], s_all[train], st)
-                    b = abstain_band(y_all[train], s_all[train], target_error=target_error)
-                    band_low[test_idx], band_high[test_idx] = b.low, b.high
-                    for kind in CALIBRATORS:
-                        c = _fit_calibrator(kind, s_all[train], y_all[train])
-                        if c is not None:
-                            s_cal_row[kind][test_idx] = c.predict(s_all[test_idx])
+                    tune_and_apply(train, test_idx)
+        y_tuning, s_tuning = y_all[tune], s_all[tune]
 
     y_h, s_h, t_h = y_all[held], s_all[held], thr_row[held]
 
