@@ -63,6 +63,11 @@ def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path):
     calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev2, "relevancy": ev2}, n_resamples=50,
               progress=False, figures=False)
     assert ev2.seen == 0
+    # re-analysing by model id loads no model, yet takes the judge's family from its spec
+    calibrate("gemma-3-270m", set=rows, out=tmp_path, n_resamples=50, progress=False, figures=False)
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert "*gemma*" in m["meta"]["self_generators"]
+    assert m["tasks"]["fact-check"]["self_preference"]["by_generator"]
 
 
 def test_without_split_uses_cross_validation_and_says_so():

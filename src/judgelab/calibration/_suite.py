@@ -14,8 +14,9 @@ from judgelab.calibration._importers import IMPORTERS, import_set
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, load_rows
 from judgelab.calibration._run import ScoreRecord, read_scores, run
-from judgelab.errors import DataError, JudgelabError
+from judgelab.errors import DataError, JudgelabError, SpecError
 from judgelab.evaluators._spi import Evaluator
+from judgelab.specs import load_spec
 
 __all__ = ["DEFAULT_MODEL", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
 
@@ -231,11 +232,10 @@ def calibrate(
     evaluators = dict(evaluators or {})
     out = Path(out)
     scores_path = out / "scores.jsonl"
-    if scores_path.exists():  # a finished run is re-analysed without loading the model
-        done = {r.id for r in read_scores(scores_path) if r.error is None}
-        pending = {t for t, rs in by_task.items() if any(r.id not in done for r in rs)}
-    else:
-        pending = {*by_task}
+    # a finished run is re-analysed without loading the model
+    saved = {r.id: r for r in read_scores(scores_path)} if scores_path.exists() else {}
+    done = {i for i, r in saved.items() if r.error is None}
+    pending = {t for t, rs in by_task.items() if any(r.id not in done for r in rs)}
     model_obj = None
     model_id = getattr(getattr(model, "spec", None), "id", None) or str(model)
     if any(t not in evaluators for t in pending):
@@ -250,15 +250,20 @@ def calibrate(
         for t in pending:
             evaluators.setdefault(t, factory(t))
     if self_generators is None:
-        spec = getattr(model_obj, "spec", None) if model_obj is not None else getattr(model, "spec", None)
+        spec = getattr(model_obj if model_obj is not None else model, "spec", None)
+        if spec is None and isinstance(model, (str, Path)):
+            # re-analysis loads no model, but the spec still names the judge's family
+            try:
+                spec = load_spec(model)
+            except SpecError:  # a bare weights file has no spec
+                spec = None
         self_generators = tuple(getattr(spec, "self_generators", ()) or ())
     out.mkdir(parents=True, exist_ok=True)
     records: list[ScoreRecord] = []
     try:
         for t, rs in by_task.items():
             if t not in pending:
-                by_id = {r.id: r for r in read_scores(scores_path)}
-                records += [by_id[r.id] for r in rs]
+                records += [saved[r.id] for r in rs]
                 continue
             logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
             records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
