@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from judgelab.engine._label_head import LabelHead, load_label_head
+from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
@@ -65,6 +67,11 @@ class LlamaCppConfig:
     scored together, each suffix on its own sequence in one ``llama_batch``.
     Their tokens then sit in other cells than when scored alone, and
     probabilities move by up to a few hundredths.
+
+    ``label_head=True`` computes label logits from the final hidden state and
+    the label tokens' rows of the output matrix (``_label_head``) instead of
+    running the full-vocabulary output layer, once the model passed a check
+    against the full layer (``LlamaCppBackend.label_head_error``).
     """
 
     model_path: str
@@ -78,6 +85,7 @@ class LlamaCppConfig:
     kv_f32: bool = False
     packed: bool = False
     repack_weights: bool = False
+    label_head: bool = True
     verbose: bool = False
 
 
@@ -94,6 +102,10 @@ def _import_llama_cpp():
 
 # Decode batches are padded to at least this many tokens (see ``_fill``).
 _MIN_ROWS = 8
+
+# The label head is used when its logits are this close to the full output layer's.
+_HEAD_TOLERANCE = 1e-3
+_HEAD_PROBE = "Document: The museum opens at nine and closes at five.\nClaim: The museum opens in the morning.\nAnswer:"
 
 _backend_init_lock = threading.Lock()
 _backend_initialised = False
@@ -144,6 +156,20 @@ class LlamaCppBackend:
         cparams.kv_unified = True  # one cache shared by all sequences: prefixes are copied, not recomputed
         cparams.swa_full = True  # sliding-window layers keep every position, so prefixes can be reused
         cparams.no_perf = True
+        self._head: LabelHead | None = None
+        self._capture: HiddenCapture | None = None
+        if config.label_head:
+            head = load_label_head(path)
+            n_embd = llama_cpp.llama_model_n_embd(self._model.model)
+            if head is not None and head.n_embd == n_embd:
+                self._head = head
+                self._capture = HiddenCapture(llama_cpp, n_embd)
+                cparams.cb_eval = self._capture.callback
+                cparams.cb_eval_user_data = None
+        # None until checked: max |logit difference| of the label head against the full output layer
+        self.label_head_error: float | None = None
+        self.label_head_decodes = 0  # decodes whose label logits came from the head (for tests, stats)
+        self._hidden: np.ndarray | None = None
         if config.kv_f32:
             cparams.type_k = llama_cpp.GGML_TYPE_F32
             cparams.type_v = llama_cpp.GGML_TYPE_F32
@@ -205,6 +231,8 @@ class LlamaCppBackend:
         if not prompts:
             return out
         ids = list(token_ids)
+        with self._lock:
+            self._check_label_head()
         if not self.config.packed:
             order = sorted(range(len(prompts)), key=lambda i: prompts[i])
             with self._lock:
@@ -252,12 +280,13 @@ class LlamaCppBackend:
         try:
             for step in _steps(stream, self.config.n_batch):
                 self._fill(step)
-                self._decode()
-                index = -1
+                self._decode(labels_only=True)
+                index, output = -1, 0
                 for piece in step:
                     index += len(piece.tokens)
                     if piece.member is not None and piece.last:
-                        results.append((piece.member, self._logits_of(index, ids)))
+                        results.append((piece.member, self._label_logits_at(output, index, ids)))
+                        output += 1
         finally:
             for s in seqs.values():
                 self._ll.llama_memory_seq_rm(mem, s, -1, -1)
@@ -297,12 +326,15 @@ class LlamaCppBackend:
             end = min(len(tokens), pos + self.config.n_batch)
             last = end == len(tokens) and want_logits
             self._fill([_Piece((0,), tokens[pos:end], pos, -1 if last else None)])
-            self._decode()
+            self._decode(labels_only=ids is not None)
             self._drop_padding()
             self._cached = tokens[:end]
             if last:
                 index = end - pos - 1
-                logits = np.array(self._logits_of(index, ids)) if ids is not None else self._full_logits(index)
+                if ids is not None:
+                    logits = np.array(self._label_logits_at(0, index, ids))
+                else:
+                    logits = self._full_logits(index)
             pos = end
         return logits
 
@@ -334,8 +366,18 @@ class LlamaCppBackend:
         b.n_tokens = n
         self.tokens_evaluated += min(n, total)
 
-    def _decode(self) -> None:
-        rc = self._ll.llama_decode(self._ctx.ctx, self._batch)
+    def _decode(self, *, labels_only: bool = False) -> None:
+        """Run the batch. With ``labels_only`` and a checked label head, stop
+        before the output layer and keep the hidden states of the output rows."""
+        capture = self._capture if labels_only and self._head_trusted() else None
+        if capture is not None:
+            capture.arm()
+        try:
+            rc = self._ll.llama_decode(self._ctx.ctx, self._batch)
+        finally:
+            self._hidden = capture.disarm() if capture is not None else None
+        if self._hidden is not None:
+            self.label_head_decodes += 1
         if rc != 0:
             self._ll.llama_memory_clear(self._ctx.memory, True)
             self._cached = []
@@ -343,6 +385,40 @@ class LlamaCppBackend:
                 f"llama_decode failed with code {rc} (KV cache full or bad batch); the cache was "
                 "cleared. Try a smaller batch or a larger n_ctx."
             )
+
+    def _label_logits_at(self, output: int, index: int, ids: list[int]) -> list[float]:
+        """Label logits of the ``output``-th output row, at batch position ``index``."""
+        if self._hidden is not None:
+            return self._head.logits(self._hidden[output], ids)[0].tolist()
+        return self._logits_of(index, ids)
+
+    def _head_trusted(self) -> bool:
+        return self.label_head_error is not None and self.label_head_error <= _HEAD_TOLERANCE
+
+    def _check_label_head(self) -> None:
+        """Compare the label head with the full output layer once, on a short prompt.
+
+        A model whose output layer does more than a matrix product that
+        ``_label_head`` knows (a logit scale, a bias, an unknown weight type)
+        fails the check and keeps the full output layer.
+        """
+        if self._capture is None or self.label_head_error is not None:
+            return
+        tokens = self.tokenize(_HEAD_PROBE, add_bos=True)
+        counters = self.tokens_evaluated, self.label_head_decodes  # the probe is not the caller's work
+        self.reset_cache()
+        full = self._extend_seq0(tokens, want_logits=True)  # label_head_error is None: full layer
+        ids = [int(t) for t in np.argsort(full)[-16:]] + [int(t) for t in tokens[-4:]]
+        self.reset_cache()
+        self.label_head_error = 0.0  # trusted for one probe decode
+        head = self._extend_seq0(tokens, want_logits=True, ids=ids)
+        captured = self._hidden is not None
+        self.reset_cache()
+        self.tokens_evaluated, self.label_head_decodes = counters
+        error = float(np.max(np.abs(head - full[ids]))) if captured else float("inf")
+        self.label_head_error = error
+        if error > _HEAD_TOLERANCE:
+            log.info("label head differs from the full output layer by %.3g; using the full layer", error)
 
     def _logits_of(self, index: int, ids: list[int]) -> list[float]:
         """The logits of ``ids`` at batch position ``index`` (no full-vocabulary copy)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Sequence
@@ -46,6 +47,9 @@ class JudgeModel:
         self._label_cache: dict[tuple[str, ...], ResolvedLabels] = {}
         self._lock = threading.RLock()
         self.stats = {"judgments": 0, "prompt_tokens": 0}
+        self._token_cache = functools.lru_cache(maxsize=1024)(
+            lambda text, add_bos: tuple(backend.tokenize(text, add_bos=add_bos))
+        )
 
     # -- facts ---------------------------------------------------------------
 
@@ -79,11 +83,16 @@ class JudgeModel:
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids of a whole prompt (with BOS when the model uses one)."""
-        return self.backend.tokenize(text, add_bos=True)
+        return list(self._tokens(text, True))
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` as a fragment (no BOS)."""
-        return len(self.backend.tokenize(text, add_bos=False))
+        return len(self._tokens(text, False))
+
+    def _tokens(self, text: str, add_bos: bool) -> tuple[int, ...]:
+        # Evaluators tokenize a prompt several times (to size chunks, then to
+        # judge it) and a document once per claim; a small cache pays once.
+        return self._token_cache(text, add_bos)
 
     def resolve_labels(self, labels: Sequence[str]) -> ResolvedLabels:
         """The token ids that stand for each label (cached)."""
