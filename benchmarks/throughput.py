@@ -22,7 +22,8 @@ Paths compared, measured in one run on the same machine:
   same n_ctx / threads / batch settings (what an Ollama-style server does).
 - (c) ceiling: the unique tokens under perfect prefix sharing (the size of the
   token trie of all prompts) divided by the peak prefill rate (tokens/s at
-  the best batch size, measured in this run).
+  the best batch size, median of 6 samples taken
+  just before and just after the other paths, in this run).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import json
 import os
 import random
 import resource
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -88,16 +91,40 @@ def trie_size(token_lists: list[list[int]]) -> int:
     return len(seen)
 
 
-def peak_prefill_rate(backend, tokens: list[int], sizes=(32, 64, 128, 256, 512)) -> tuple[float, dict]:
-    """Tokens/s of plain single-sequence prefill at several batch sizes; the best."""
-    rates = {}
-    for size in sizes:
-        backend.reset_cache()
-        elapsed = backend.time_prefill(tokens, size)
-        rates[size] = len(tokens) / elapsed
+def prefill_rates(backend, tokens: list[int], sizes=(32, 64, 128, 256, 512), repeats: int = 3) -> dict:
+    """Tokens/s of plain single-sequence prefill at several batch sizes, ``repeats`` samples each."""
+    rates: dict[int, list[float]] = {size: [] for size in sizes}
+    for _ in range(repeats):
+        for size in sizes:
+            backend.reset_cache()
+            rates[size].append(len(tokens) / backend.time_prefill(tokens, size))
     backend.reset_cache()
-    best = max(rates.values())
-    return best, rates
+    return rates
+
+
+def peak_rate(samples: dict) -> tuple[float, dict]:
+    """The best batch size's median rate (a max over single noisy samples would flatter the ceiling)."""
+    medians = {size: statistics.median(rates) for size, rates in samples.items()}
+    return max(medians.values()), medians
+
+
+def check_peak_rss_mb() -> float:
+    """Peak RSS of `judgelab check` in a fresh process.
+
+    Read from the child's own /proc/self/status (VmHWM) at exit: the
+    rusage of a child forked from this large process would count the pages
+    it shared before exec.
+    """
+    code = (
+        "import sys\n"
+        "from judgelab.cli import main\n"
+        "try:\n    main(['check'])\nexcept SystemExit:\n    pass\n"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+        "print('VMHWM', int(hwm.split()[1]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    kb = int(next(line.split()[1] for line in out.splitlines() if line.startswith("VMHWM")))
+    return kb / 1024
 
 
 def run_judgelab(evaluator, pairs):
@@ -132,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from judgelab.engine import load_model
-    from judgelab.evaluators import FactCheckingEvaluator
+    from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator
     from judgelab.weights import resolve_weights
 
     if not args.data.is_file():
@@ -144,34 +171,50 @@ def main(argv: list[str] | None = None) -> int:
 
     model = load_model("gemma-3-270m", n_threads=args.threads)
     evaluator = FactCheckingEvaluator.for_bespoke_minicheck(model)
-    load_rss = peak_rss_mb()
     packed_model = load_model("gemma-3-270m", n_threads=args.threads, packed=True)
     packed_evaluator = FactCheckingEvaluator.for_bespoke_minicheck(packed_model)
+    load_rss = peak_rss_mb()
+    llm = None
+    if not args.skip_naive:
+        from llama_cpp import Llama
+
+        llm = Llama(model_path=str(resolve_weights(model.spec)), n_ctx=model.n_ctx, n_threads=args.threads,
+                    n_batch=512, verbose=False)
+    yes_no = model.resolve_labels(("Yes", "No")).token_ids
 
     results = {"threads": args.threads, "model": model.id, "workloads": {}}
-    prompts_by_w = {}
     for name in chosen:
+        # Measured back to back, so that the machine's load drifts alike over
+        # all paths: ceiling rates, (a), (a'), (b), ceiling rates again.
         pairs = workloads[name]
-        from judgelab.evaluators import EvaluationRequest
-
         prompts = [evaluator.prompts_for(EvaluationRequest(user_text=d, response_content=c))[0] for d, c in pairs]
-        prompts_by_w[name] = prompts
         token_lists = [model.tokenize(p) for p in prompts]
         unique = trie_size(token_lists)
         total = sum(len(t) for t in token_lists)
         sample = [t for toks in token_lists[:8] for t in toks][:1024]
-        peak, rates = peak_prefill_rate(model.backend, sample)
+        samples = prefill_rates(model.backend, sample)
         before = model.backend.tokens_evaluated
         elapsed_a, scores_a = run_judgelab(evaluator, pairs)
         decoded = model.backend.tokens_evaluated - before
         elapsed_p, scores_p = run_judgelab(packed_evaluator, pairs)
+        w = {}
+        if llm is not None:
+            elapsed_b, texts = run_naive(llm, prompts, yes_no)
+            w.update(b_naive_s=elapsed_b, b_judgments_per_s=len(texts) / elapsed_b,
+                     a_over_b=elapsed_b / elapsed_a, packed_over_b=elapsed_b / elapsed_p,
+                     naive_label_texts=sorted({t.strip() for t in texts}))
+        for size, rates in prefill_rates(model.backend, sample).items():
+            samples[size].extend(rates)
+        peak, medians = peak_rate(samples)
         ceiling_s = unique / peak
         results["workloads"][name] = {
             "judgments": len(pairs),
             "prompt_tokens_total": total,
             "unique_tokens": unique,
             "tokens_decoded_by_judgelab": decoded,
-            "prefill_rates": rates,
+            "label_head_error": model.backend.label_head_error,
+            "prefill_rate_samples": samples,
+            "prefill_rates": medians,
             "peak_prefill_tok_s": peak,
             "a_judgelab_s": elapsed_a,
             "a_judgments_per_s": len(pairs) / elapsed_a,
@@ -182,30 +225,11 @@ def main(argv: list[str] | None = None) -> int:
             "packed_judgments_per_s": len(pairs) / elapsed_p,
             "packed_over_c": ceiling_s / elapsed_p,
             "packed_max_abs_score_diff": max(abs(x - y) for x, y in zip(scores_a, scores_p)),
+            **w,
         }
-    results["peak_rss_mb_judgelab"] = peak_rss_mb()
     results["rss_after_load_mb"] = load_rss
-
-    if not args.skip_naive:
-        from llama_cpp import Llama
-
-        path = str(resolve_weights(model.spec))
-        resolved = model.resolve_labels(("Yes", "No"))
-        llm = Llama(model_path=path, n_ctx=model.n_ctx, n_threads=args.threads, n_batch=512, verbose=False)
-        for name in chosen:
-            elapsed_b, texts = run_naive(llm, prompts_by_w[name], resolved.token_ids)
-            w = results["workloads"][name]
-            w["b_naive_s"] = elapsed_b
-            w["b_judgments_per_s"] = len(texts) / elapsed_b
-            w["a_over_b"] = elapsed_b / w["a_judgelab_s"]
-            w["packed_over_b"] = elapsed_b / w["packed_s"]
-            w["naive_label_texts"] = sorted(set(t.strip() for t in texts))
-        results["peak_rss_mb_with_naive"] = peak_rss_mb()
-
-    import subprocess
-
-    subprocess.run(["judgelab", "check"], check=True, capture_output=True)
-    results["judgelab_check_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    results["peak_rss_mb"] = peak_rss_mb()
+    results["judgelab_check_peak_rss_mb"] = check_peak_rss_mb()
     results["model_file_mb"] = os.path.getsize(resolve_weights(model.spec)) / 2**20
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -224,9 +248,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{w.get('a_over_b', nan):>7.2f}{w['a_over_c']:>7.2f}{w.get('packed_over_b', nan):>7.2f}{w['packed_over_c']:>7.2f}"
         )
     print("(a) judgelab default (bit-identical), (a') judgelab packed=True, (b) naive Llama.create_completion, (c) ceiling")
-    print(f"peak prefill rate: {', '.join(f'{k}: {v:.0f}' for k, v in next(iter(results['workloads'].values()))['prefill_rates'].items())} tok/s")
-    print(f"peak RSS: {results['peak_rss_mb_judgelab']:.0f} MB (judgelab only)"
-          + (f", {results['peak_rss_mb_with_naive']:.0f} MB with the naive path's second model" if 'peak_rss_mb_with_naive' in results else ""))
+    for name, w in results["workloads"].items():
+        rates = ", ".join(f"{k}: {v:.0f}" for k, v in w["prefill_rates"].items())
+        print(f"{name} prefill rate by batch size (median of 6): {rates} tok/s")
+    print(f"peak RSS of this process: {results['peak_rss_mb']:.0f} MB (two judgelab engines"
+          + (" and the naive path's model)" if not args.skip_naive else ")"))
     print(f"`judgelab check` peak RSS: {results['judgelab_check_peak_rss_mb']:.0f} MB "
           f"(model file {results['model_file_mb']:.0f} MB; budget file + 400 MB)")
     print(f"wrote {args.out}")
