@@ -19,6 +19,7 @@ output layer before trusting this path (see ``LlamaCppBackend``).
 from __future__ import annotations
 
 import logging
+import mmap
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -175,18 +176,23 @@ class _Header:
 
 def _read_header(path: Path) -> _Header:
     header = _Header()
-    with open(path, "rb") as f:
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        off = 0
+
         def unpack(fmt: str):
-            size = struct.calcsize(fmt)
-            data = f.read(size)
-            if len(data) != size:
-                raise ValueError("truncated GGUF header")
-            return struct.unpack(fmt, data)[0]
+            nonlocal off
+            value = struct.unpack_from(fmt, buf, off)[0]
+            off += struct.calcsize(fmt)
+            return value
 
         def string() -> str:
-            return f.read(unpack("<Q")).decode("utf-8", errors="replace")
+            nonlocal off
+            n = unpack("<Q")
+            off += n
+            return bytes(buf[off - n : off]).decode("utf-8", errors="replace")
 
         def value(type_id: int):
+            nonlocal off
             if type_id in _SCALARS:
                 return unpack(_SCALARS[type_id])
             if type_id == _STRING:
@@ -194,15 +200,20 @@ def _read_header(path: Path) -> _Header:
             if type_id == _ARRAY:
                 item, count = unpack("<I"), unpack("<Q")
                 if item in _SCALARS:
-                    f.seek(count * struct.calcsize(_SCALARS[item]), 1)
+                    off += count * struct.calcsize(_SCALARS[item])
+                elif item == _STRING:  # a vocabulary: skip without decoding
+                    length = struct.Struct("<Q").unpack_from
+                    for _ in range(count):
+                        off += 8 + length(buf, off)[0]
                 else:
                     for _ in range(count):
                         value(item)
                 return None  # arrays are not needed here
             raise ValueError(f"unknown GGUF value type {type_id}")
 
-        if f.read(4) != b"GGUF":
+        if buf[:4] != b"GGUF":
             raise ValueError("not a GGUF file")
+        off = 4
         if unpack("<I") < 2:
             raise ValueError("GGUF version 1 is not supported")
         n_tensors, n_kv = unpack("<Q"), unpack("<Q")
@@ -215,7 +226,7 @@ def _read_header(path: Path) -> _Header:
             shape = tuple(unpack("<Q") for _ in range(unpack("<I")))
             infos.append((name, shape, unpack("<I"), unpack("<Q")))
         alignment = int(header.values.get("general.alignment") or 32)
-        data_start = -(-f.tell() // alignment) * alignment
+        data_start = -(-off // alignment) * alignment
     for name, shape, type_id, offset in infos:
         if name in ("output.weight", "token_embd.weight"):
             header.tensors[name] = _TensorInfo(path, shape, type_id, data_start + offset)

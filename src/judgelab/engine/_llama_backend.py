@@ -326,7 +326,7 @@ class LlamaCppBackend:
             end = min(len(tokens), pos + self.config.n_batch)
             last = end == len(tokens) and want_logits
             self._fill([_Piece((0,), tokens[pos:end], pos, -1 if last else None)])
-            self._decode(labels_only=ids is not None)
+            self._decode(labels_only=last and ids is not None)
             self._drop_padding()
             self._cached = tokens[:end]
             if last:
