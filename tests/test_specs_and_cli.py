@@ -134,3 +134,10 @@ def test_check_stays_within_memory_budget():
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     peak_mb = int(out.strip()) / 1024
     assert 100 < peak_mb < os.path.getsize(gguf) / 2**20 + 400, peak_mb
+
+
+def test_check_prints_no_llama_cpp_chatter():
+    """llama.cpp's own log lines stay out of stderr unless asked for (-v or verbose=True)."""
+    run = subprocess.run(["judgelab", "check"], capture_output=True, text=True, check=True)
+    assert "P(yes) = " in run.stdout
+    assert "llama_" not in run.stderr and "ggml_" not in run.stderr, run.stderr

@@ -33,6 +33,7 @@ import numpy as np
 
 from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
+from judgelab.engine._llama_logs import route_llama_logs
 from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
@@ -119,9 +120,9 @@ class LlamaCppBackend:
     def __init__(self, config: LlamaCppConfig) -> None:
         global _backend_initialised
         llama_cpp = _import_llama_cpp()
-        from llama_cpp import _internals, _logger
+        from llama_cpp import _internals
 
-        _logger.set_verbose(config.verbose)  # llama.cpp logs go to stderr only when verbose
+        route_llama_logs(llama_cpp, verbose=config.verbose)
 
         self._ll = llama_cpp
         self.config = config
