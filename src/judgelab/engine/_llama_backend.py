@@ -171,6 +171,7 @@ class LlamaCppBackend:
         self.label_head_error: float | None = None
         self.label_head_decodes = 0  # decodes whose label logits came from the head (for tests, stats)
         self._hidden: np.ndarray | None = None
+        self._probing = False  # True while the head is being checked
         if config.kv_f32:
             cparams.type_k = llama_cpp.GGML_TYPE_F32
             cparams.type_v = llama_cpp.GGML_TYPE_F32
@@ -394,6 +395,8 @@ class LlamaCppBackend:
         return self._logits_of(index, ids)
 
     def _head_trusted(self) -> bool:
+        if self._probing:
+            return True
         return self.label_head_error is not None and self.label_head_error <= _HEAD_TOLERANCE
 
     def _check_label_head(self) -> None:
@@ -408,14 +411,17 @@ class LlamaCppBackend:
         tokens = self.tokenize(_HEAD_PROBE, add_bos=True)
         counters = self.tokens_evaluated, self.label_head_decodes  # the probe is not the caller's work
         self.reset_cache()
-        full = self._extend_seq0(tokens, want_logits=True)  # label_head_error is None: full layer
+        full = self._extend_seq0(tokens, want_logits=True)  # not yet trusted: the full layer
         ids = [int(t) for t in np.argsort(full)[-16:]] + [int(t) for t in tokens[-4:]]
         self.reset_cache()
-        self.label_head_error = 0.0  # trusted for one probe decode
-        head = self._extend_seq0(tokens, want_logits=True, ids=ids)
-        captured = self._hidden is not None
-        self.reset_cache()
-        self.tokens_evaluated, self.label_head_decodes = counters
+        self._probing = True
+        try:
+            head = self._extend_seq0(tokens, want_logits=True, ids=ids)
+            captured = self._hidden is not None
+        finally:
+            self._probing = False
+            self.reset_cache()
+            self.tokens_evaluated, self.label_head_decodes = counters
         error = float(np.max(np.abs(head - full[ids]))) if captured else float("inf")
         self.label_head_error = error
         if error > _HEAD_TOLERANCE:
