@@ -105,3 +105,18 @@ def _spec():
     from judgelab.specs import load_spec
 
     return load_spec("gemma-3-270m")
+
+
+def test_tensor_reader_is_found_where_libllama_does_not_export_it():
+    # Windows' loader does not resolve symbols through a DLL's dependencies
+    import types
+
+    import llama_cpp
+
+    from judgelab.engine._llama_hidden import _find_tensor_get
+
+    no_export = types.SimpleNamespace(llama_cpp=types.SimpleNamespace(_lib=object()), __file__=llama_cpp.__file__)
+    assert _find_tensor_get(no_export) is not None
+    nowhere = types.SimpleNamespace(llama_cpp=types.SimpleNamespace(_lib=object()), __file__="/nonexistent/x.py")
+    with pytest.raises(OSError, match="ggml_backend_tensor_get"):
+        _find_tensor_get(nowhere)

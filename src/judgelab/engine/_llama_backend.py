@@ -163,10 +163,14 @@ class LlamaCppBackend:
             head = load_label_head(path)
             n_embd = llama_cpp.llama_model_n_embd(self._model.model)
             if head is not None and head.n_embd == n_embd:
-                self._head = head
-                self._capture = HiddenCapture(llama_cpp, n_embd)
-                cparams.cb_eval = self._capture.callback
-                cparams.cb_eval_user_data = None
+                try:
+                    self._capture = HiddenCapture(llama_cpp, n_embd)
+                except OSError as exc:
+                    log.info("label head off: %s", exc)
+                else:
+                    self._head = head
+                    cparams.cb_eval = self._capture.callback
+                    cparams.cb_eval_user_data = None
         # None until checked: max |logit difference| of the label head against the full output layer
         self.label_head_error: float | None = None
         self.label_head_decodes = 0  # decodes whose label logits came from the head (for tests, stats)

@@ -18,6 +18,7 @@ output layer once per model.
 from __future__ import annotations
 
 import ctypes
+from pathlib import Path
 
 import numpy as np
 
@@ -50,6 +51,23 @@ class _GgmlTensor(ctypes.Structure):
     ]
 
 
+def _find_tensor_get(llama_cpp_module):
+    """ggml's ``ggml_backend_tensor_get``: through libllama where the loader
+    resolves dependencies (Linux, macOS), else from the ggml-base library
+    shipped beside it (Windows). Raises OSError when neither has it."""
+    try:
+        return llama_cpp_module.llama_cpp._lib.ggml_backend_tensor_get
+    except AttributeError:
+        pass
+    lib_dir = Path(llama_cpp_module.__file__).parent / "lib"
+    for path in sorted(lib_dir.glob("*ggml-base*")):
+        try:
+            return ctypes.CDLL(str(path)).ggml_backend_tensor_get
+        except (OSError, AttributeError):
+            continue
+    raise OSError(f"ggml_backend_tensor_get not found in libllama or {lib_dir}")
+
+
 class HiddenCapture:
     """An eval callback that, while armed, copies ``result_norm`` and stops the graph.
 
@@ -60,8 +78,7 @@ class HiddenCapture:
     """
 
     def __init__(self, llama_cpp_module, n_embd: int) -> None:
-        lib = llama_cpp_module.llama_cpp._lib
-        self._tensor_get = lib.ggml_backend_tensor_get
+        self._tensor_get = _find_tensor_get(llama_cpp_module)
         self._tensor_get.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
         self._tensor_get.restype = None
         self._n_embd = n_embd
