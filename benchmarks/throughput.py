@@ -131,7 +131,7 @@ def run_judgelab(evaluator, pairs):
     from judgelab.evaluators import EvaluationRequest
 
     requests = [EvaluationRequest(user_text=d, response_content=c) for d, c in pairs]
-    evaluator.model.backend.reset_cache()
+    evaluator.model.reset_caches()  # nothing cached: not the KV cache, not the prompts' tokens
     t0 = time.perf_counter()
     responses = evaluator.evaluate_many(requests)
     elapsed = time.perf_counter() - t0

@@ -200,3 +200,15 @@ def test_complete_writes_greedy_text_and_stops(judge_model):
     assert text == again  # greedy: deterministic
     with pytest.raises(ContextLengthError):
         judge_model.complete("x", max_tokens=judge_model.n_ctx + 1)
+
+
+def test_reset_caches_forgets_prefixes_and_tokens(judge_model):
+    first = judge_model.probabilities(PROMPTS[0], YES_NO)
+    assert judge_model._token_cache.cache_info().currsize > 0
+    judge_model.reset_caches()
+    assert judge_model._token_cache.cache_info().currsize == 0
+    before = judge_model.backend.tokens_evaluated
+    again = judge_model.probabilities(PROMPTS[0], YES_NO)
+    # the whole prompt is decoded again, and gives the same answer
+    assert judge_model.backend.tokens_evaluated - before == len(judge_model.tokenize(PROMPTS[0]))
+    assert again == pytest.approx(first, abs=1e-9)

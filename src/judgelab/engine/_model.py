@@ -199,6 +199,16 @@ class JudgeModel:
                         return text[:hit]
         return self.backend.detokenize(generated)
 
+    def reset_caches(self) -> None:
+        """Forget cached prefixes (the backend's KV cache) and tokenizations.
+
+        For benchmarks and memory pressure; results do not depend on caches.
+        """
+        self._token_cache.cache_clear()
+        reset = getattr(self.backend, "reset_cache", None)
+        if reset is not None:
+            reset()
+
     def close(self) -> None:
         self.backend.close()
 
