@@ -212,3 +212,16 @@ def test_reset_caches_forgets_prefixes_and_tokens(judge_model):
     # the whole prompt is decoded again, and gives the same answer
     assert judge_model.backend.tokens_evaluated - before == len(judge_model.tokenize(PROMPTS[0]))
     assert again == pytest.approx(first, abs=1e-9)
+
+
+def test_info_states_the_model_facts(judge_model):
+    info = judge_model.info()
+    assert (info.id, info.family, info.backend) == ("gemma-3-270m", "gemma", "llama_cpp")
+    assert info.n_ctx == judge_model.n_ctx
+    assert info.architecture == "gemma3"
+    assert info.quantization == "Q4_K_M"
+    assert 200e6 < info.n_params < 300e6 and info.parameter_size.endswith("M")
+    assert info.size_bytes and info.size_bytes > 100e6
+    assert info.prompt_style == "raw" and info.prompt_template == judge_model.spec.prompt.raw_template
+    with pytest.raises(AttributeError):
+        info.id = "other"  # frozen

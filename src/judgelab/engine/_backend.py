@@ -9,11 +9,28 @@ restricted decoding) is backend-independent and lives in ``JudgeModel``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "BackendFacts"]
+
+
+@dataclass(frozen=True)
+class BackendFacts:
+    """What a backend knows about the weights it loaded.
+
+    ``architecture`` is the weights' own name for it (``"gemma3"``);
+    ``quantization`` the storage type (``"Q4_K_M"``, ``"bfloat16"``);
+    ``n_params`` and ``size_bytes`` are ``None`` when unknown.
+    """
+
+    architecture: str = ""
+    n_params: int | None = None
+    quantization: str = ""
+    size_bytes: int | None = None
+    device: str = "cpu"
 
 
 class Backend(Protocol):
@@ -22,6 +39,12 @@ class Backend(Protocol):
     name: str
     n_ctx: int
     """The most tokens one prompt may have."""
+    tokens_evaluated: int
+    """Prompt tokens actually run through the model so far (cached prefixes excluded)."""
+
+    def facts(self) -> BackendFacts:
+        """Architecture, parameter count, quantisation and size of the loaded weights."""
+        ...
 
     def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
         """Token ids of ``text``; special-token text (``<start_of_turn>``) is parsed."""
@@ -64,6 +87,10 @@ class Backend(Protocol):
 
     def detokenize(self, token_ids: Sequence[int]) -> str:
         """Text of generated tokens (special tokens dropped)."""
+        ...
+
+    def reset_cache(self) -> None:
+        """Forget every cached prefix (KV cache); results never depend on it."""
         ...
 
     def close(self) -> None:

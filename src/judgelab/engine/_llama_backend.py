@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from judgelab.engine._backend import BackendFacts
 from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_logs import route_llama_logs
@@ -227,6 +228,16 @@ class LlamaCppBackend:
     @property
     def metadata(self) -> dict[str, str]:
         return dict(self._metadata)
+
+    def facts(self) -> BackendFacts:
+        model = self._model.model
+        return BackendFacts(
+            architecture=self._metadata.get("general.architecture", ""),
+            n_params=int(self._ll.llama_model_n_params(model)),
+            quantization=_file_type_name(self._ll, self._metadata.get("general.file_type")),
+            size_bytes=int(self._ll.llama_model_size(model)),
+            device="gpu" if self.config.n_gpu_layers != 0 and self._ll.llama_supports_gpu_offload() else "cpu",
+        )
 
     # -- scoring -----------------------------------------------------------
 
@@ -489,6 +500,16 @@ class LlamaCppBackend:
                 self._batch = None
             self._ctx.close()
             self._model.close()
+
+
+def _file_type_name(llama_cpp, file_type: str | None) -> str:
+    """``general.file_type`` (an int) as llama.cpp names it: 15 -> ``"Q4_K_M"``."""
+    if file_type is None or not str(file_type).isdigit():
+        return ""
+    for name in dir(llama_cpp):
+        if name.startswith("LLAMA_FTYPE_") and getattr(llama_cpp, name) == int(file_type):
+            return name.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_").removeprefix("ALL_")
+    return f"file_type {file_type}"
 
 
 @dataclass(frozen=True)

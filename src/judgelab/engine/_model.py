@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from judgelab.engine._backend import Backend
+from judgelab.engine._info import ModelInfo
 from judgelab.engine._labels import ResolvedLabels, resolve_labels
 from judgelab.engine._prompt import render_prompt
 from judgelab.errors import ContextLengthError, LabelError
@@ -60,6 +61,31 @@ class JudgeModel:
     @property
     def n_ctx(self) -> int:
         return self.backend.n_ctx
+
+    def info(self) -> ModelInfo:
+        """The loaded model's facts (spec, backend, weights) as one frozen value."""
+        facts = self.backend.facts()
+        fmt = self.spec.prompt
+        own = self.backend.chat_template()
+        template = fmt.raw_template if fmt.style == "raw" else (fmt.chat_template or own or "")
+        return ModelInfo(
+            id=self.id,
+            family=self.spec.family,
+            format=self.spec.format,
+            backend=self.backend.name,
+            n_ctx=self.n_ctx,
+            architecture=facts.architecture,
+            n_params=facts.n_params,
+            quantization=facts.quantization,
+            size_bytes=facts.size_bytes,
+            device=facts.device,
+            prompt_style=fmt.style,
+            prompt_template=template,
+            chat_template=own,
+            system=fmt.system or "",
+            spec_hash=self.spec.spec_hash,
+            description=self.spec.description,
+        )
 
     def __repr__(self) -> str:
         return f"JudgeModel(id={self.id!r}, backend={self.backend.name!r}, n_ctx={self.n_ctx})"
@@ -205,9 +231,7 @@ class JudgeModel:
         For benchmarks and memory pressure; results do not depend on caches.
         """
         self._token_cache.cache_clear()
-        reset = getattr(self.backend, "reset_cache", None)
-        if reset is not None:
-            reset()
+        self.backend.reset_cache()
 
     def close(self) -> None:
         self.backend.close()

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from judgelab.engine._backend import BackendFacts
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
 __all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
@@ -272,6 +273,16 @@ class TransformersBackend:
     def chat_template(self) -> str | None:
         template = getattr(self._tok, "chat_template", None)
         return template if isinstance(template, str) else None
+
+    def facts(self) -> BackendFacts:
+        params = list(self._model.parameters())
+        return BackendFacts(
+            architecture=str(getattr(self._model.config, "model_type", "") or ""),
+            n_params=sum(p.numel() for p in params),
+            quantization=str(self.dtype).removeprefix("torch."),
+            size_bytes=sum(p.numel() * p.element_size() for p in params),
+            device=self.device_kind,
+        )
 
     # -- scoring -----------------------------------------------------------
 
