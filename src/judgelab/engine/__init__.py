@@ -10,6 +10,7 @@ from judgelab.engine._info import ModelInfo
 from judgelab.engine._labels import ResolvedLabels, default_variants
 from judgelab.engine._loading import BACKENDS, load_model
 from judgelab.engine._model import JudgeModel, Judgment
+from judgelab.engine._prompt import Prompt
 
 __all__ = [
     "BACKENDS",
@@ -18,6 +19,7 @@ __all__ = [
     "JudgeModel",
     "Judgment",
     "ModelInfo",
+    "Prompt",
     "ResolvedLabels",
     "default_variants",
     "load_model",

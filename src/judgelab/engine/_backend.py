@@ -46,8 +46,21 @@ class Backend(Protocol):
         """Architecture, parameter count, quantisation and size of the loaded weights."""
         ...
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        """Token ids of ``text``; special-token text (``<start_of_turn>``) is parsed."""
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        """Token ids of ``text``.
+
+        With ``special`` (the default), control-token text (``<start_of_turn>``)
+        becomes the control token; without, it is tokenised as plain text.
+        """
+        ...
+
+    def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
+        """Token ids of ``(text, parse_special)`` pieces, read as one text.
+
+        Control tokens come only from pieces with ``parse_special``; the others
+        are plain text. Where the plain pieces hold no control-token text, the
+        ids equal ``tokenize(whole text, special=True)``.
+        """
         ...
 
     def token_text(self, token_id: int) -> str:

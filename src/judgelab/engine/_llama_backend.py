@@ -36,6 +36,7 @@ from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_logs import route_llama_logs
 from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
+from judgelab.engine._special import Control, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
 __all__ = ["LlamaCppConfig", "LlamaCppBackend"]
@@ -206,8 +207,45 @@ class LlamaCppBackend:
 
     # -- model facts -------------------------------------------------------
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        return self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        return self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+
+    def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
+        """Ids of ``(text, parse_special)`` pieces: control tokens only from parsed pieces.
+
+        llama.cpp itself cuts a text at control tokens and tokenises each
+        fragment on its own, so for pieces without control-token strings in
+        their plain parts the ids equal ``tokenize(whole, special=True)``.
+        """
+        ids: list[int] = []
+        for fragment in fragments(pieces, self._split_controls):
+            if isinstance(fragment, int):
+                ids.append(fragment)
+            else:
+                ids.extend(self.tokenize(fragment, add_bos=False, special=False))
+        if add_bos:
+            vocab = self._model.vocab
+            if self._model.add_bos_token():
+                ids.insert(0, self._model.token_bos())
+            if self._ll.llama_vocab_get_add_eos(vocab):
+                ids.append(self._model.token_eos())
+        return ids
+
+    def _split_controls(self, text: str) -> list[str | Control]:
+        tokens = self.tokenize(text, add_bos=False, special=True)
+        return split_at_controls(text, tokens, self._control, self.token_text)
+
+    def _control(self, token_id: int) -> Control | None:
+        """The token as a ``Control`` when special-token parsing alone produces it."""
+        ll = self._ll
+        attr = int(ll.llama_vocab_get_attr(self._model.vocab, token_id))
+        if not attr & (ll.LLAMA_TOKEN_ATTR_CONTROL | ll.LLAMA_TOKEN_ATTR_UNKNOWN):
+            return None
+        return Control(
+            token_id,
+            lstrip=bool(attr & ll.LLAMA_TOKEN_ATTR_LSTRIP),
+            rstrip=bool(attr & ll.LLAMA_TOKEN_ATTR_RSTRIP),
+        )
 
     def token_text(self, token_id: int) -> str:
         return self._model.token_to_piece(token_id, special=True).rstrip(b"\0").decode(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 from collections.abc import Sequence
@@ -13,7 +12,8 @@ import numpy as np
 from judgelab.engine._backend import Backend
 from judgelab.engine._info import ModelInfo
 from judgelab.engine._labels import ResolvedLabels, resolve_labels
-from judgelab.engine._prompt import render_prompt
+from judgelab.engine._prompt import Prompt, render_prompt
+from judgelab.engine._token_cache import TokenCache
 from judgelab.errors import ContextLengthError, LabelError
 from judgelab.specs import ModelSpec
 
@@ -48,9 +48,9 @@ class JudgeModel:
         self._label_cache: dict[tuple[str, ...], ResolvedLabels] = {}
         self._lock = threading.RLock()
         self.stats = {"judgments": 0, "prompt_tokens": 0}
-        self._token_cache = functools.lru_cache(maxsize=1024)(
-            lambda text, add_bos: tuple(backend.tokenize(text, add_bos=add_bos))
-        )
+        # Evaluators tokenize a prompt several times (to size chunks, then to
+        # judge it) and a document once per claim: each is tokenised once.
+        self._token_cache = TokenCache()
 
     # -- facts ---------------------------------------------------------------
 
@@ -92,10 +92,14 @@ class JudgeModel:
 
     # -- prompts -------------------------------------------------------------
 
-    def render(self, user: str, *, system: str | None = None) -> str:
-        """The prompt text for a user turn, in this model's prompt format.
+    def render(self, user: str, *, system: str | None = None) -> Prompt:
+        """The prompt for a user turn, in this model's prompt format.
 
-        ``system`` overrides the spec's system prompt ('' removes it).
+        ``system`` overrides the spec's system prompt ('' removes it). The
+        result is a ``Prompt`` (a ``str``) that remembers which parts are
+        ``user`` and ``system``: those are tokenised as plain text, so a
+        ``<start_of_turn>`` or ``<eos>`` in them stays text; only the
+        template's own markers become control tokens.
         """
         return render_prompt(
             self.spec.prompt,
@@ -108,17 +112,26 @@ class JudgeModel:
         )
 
     def tokenize(self, text: str) -> list[int]:
-        """Token ids of a whole prompt (with BOS when the model uses one)."""
-        return list(self._tokens(text, True))
+        """Token ids of a whole prompt (with BOS when the model uses one).
+
+        A ``Prompt`` from ``render`` keeps its plain parts plain. A plain
+        ``str`` is the caller's own full prompt text (e.g. Ollama's
+        ``raw: true``): special-token strings in it are parsed as control
+        tokens, as the model's tokenizer does.
+        """
+        return self._tokens(text, True)
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` as a fragment (no BOS)."""
-        return len(self._tokens(text, False))
+        """Tokens of ``text`` as a plain-text fragment (no BOS, no control tokens)."""
+        return len(self._tokens(Prompt.plain(text), False))
 
-    def _tokens(self, text: str, add_bos: bool) -> tuple[int, ...]:
-        # Evaluators tokenize a prompt several times (to size chunks, then to
-        # judge it) and a document once per claim; a small cache pays once.
-        return self._token_cache(text, add_bos)
+    def _tokens(self, text: str, add_bos: bool) -> list[int]:
+        spans = text.plain_spans if isinstance(text, Prompt) else None
+        key = (str(text), spans, add_bos)
+        if spans:
+            pieces = text.pieces()
+            return self._token_cache.get(key, lambda: self.backend.tokenize_pieces(pieces, add_bos=add_bos))
+        return self._token_cache.get(key, lambda: self.backend.tokenize(str(text), add_bos=add_bos))
 
     def resolve_labels(self, labels: Sequence[str]) -> ResolvedLabels:
         """The token ids that stand for each label (cached)."""
@@ -230,7 +243,7 @@ class JudgeModel:
 
         For benchmarks and memory pressure; results do not depend on caches.
         """
-        self._token_cache.cache_clear()
+        self._token_cache.clear()
         self.backend.reset_cache()
 
     def close(self) -> None:

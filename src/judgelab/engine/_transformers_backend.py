@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.engine._backend import BackendFacts
+from judgelab.engine._special import Control, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
 __all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
@@ -216,6 +217,7 @@ class TransformersBackend:
         self._add_bos = self._bos_id is not None and bool(probe) and probe[0] == self._bos_id
         self._pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
         self._eog = self._end_of_generation_ids()
+        self._controls = self._control_tokens()
         self._eos_text = self._pick_eos_text()
 
         if config.batch_size == "auto":
@@ -255,11 +257,60 @@ class TransformersBackend:
                 return text
         return self._tok.eos_token or ""
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        ids = list(self._tok(text, add_special_tokens=False).input_ids)
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        kwargs = {} if special else {"split_special_tokens": True}
+        ids = list(self._tok(text, add_special_tokens=False, **kwargs).input_ids)
         if add_bos and self._add_bos:
             ids.insert(0, self._bos_id)
         return ids
+
+    def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
+        """Ids of ``(text, parse_special)`` pieces: control tokens only from parsed pieces.
+
+        The whole text is tokenised as before; only when a control token
+        came from a plain piece are the pieces tokenised fragment by
+        fragment, the plain ones with special tokens split (so for prompts
+        without forged markers the ids equal ``tokenize(whole)``).
+        """
+        text = "".join(t for t, _ in pieces)
+        ids: list[int] | None = None
+        if getattr(self._tok, "is_fast", False):
+            enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)
+            plain, pos = [], 0
+            for part, special in pieces:
+                if not special:
+                    plain.append((pos, pos + len(part)))
+                pos += len(part)
+            forged = any(
+                token in self._controls and any(a < end and start < b for a, b in plain)
+                for token, (start, end) in zip(enc.input_ids, enc.offset_mapping)
+            )
+            ids = None if forged else list(enc.input_ids)
+        if ids is None:
+            ids = []
+            for fragment in fragments(pieces, self._split_controls):
+                if isinstance(fragment, int):
+                    ids.append(fragment)
+                else:
+                    ids.extend(self.tokenize(fragment, add_bos=False, special=False))
+        if add_bos and self._add_bos:
+            ids.insert(0, self._bos_id)
+        return ids
+
+    def _split_controls(self, text: str) -> list[str | Control]:
+        tokens = self.tokenize(text, add_bos=False)
+        return split_at_controls(text, tokens, self._controls.get, self.token_text)
+
+    def _control_tokens(self) -> dict[int, Control]:
+        """The special added tokens (those special-token parsing alone produces)."""
+        out: dict[int, Control] = {}
+        for token_id, added in getattr(self._tok, "added_tokens_decoder", {}).items():
+            if getattr(added, "special", False):
+                out[int(token_id)] = Control(
+                    int(token_id), lstrip=bool(getattr(added, "lstrip", False)),
+                    rstrip=bool(getattr(added, "rstrip", False)),
+                )
+        return out
 
     def token_text(self, token_id: int) -> str:
         return self._tok.decode([token_id], skip_special_tokens=False, clean_up_tokenization_spaces=False)
