@@ -31,6 +31,8 @@ class BackendFacts:
     quantization: str = ""
     size_bytes: int | None = None
     device: str = "cpu"
+    tokenizer: str = ""
+    """The tokenizer's library and version (``"transformers 5.24.0"``), for error messages."""
 
 
 class Backend(Protocol):

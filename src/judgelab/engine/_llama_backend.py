@@ -275,6 +275,7 @@ class LlamaCppBackend:
             quantization=_file_type_name(self._ll, self._metadata.get("general.file_type")),
             size_bytes=int(self._ll.llama_model_size(model)),
             device="gpu" if self.config.n_gpu_layers != 0 and self._ll.llama_supports_gpu_offload() else "cpu",
+            tokenizer=f"llama-cpp-python {getattr(self._ll, '__version__', '?')}",
         )
 
     # -- scoring -----------------------------------------------------------

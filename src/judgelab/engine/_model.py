@@ -19,6 +19,10 @@ from judgelab.specs import ModelSpec
 
 __all__ = ["JudgeModel", "Judgment"]
 
+# Texts after which a label is tokenised as the model would write it; the
+# first whose tokens a label leaves unchanged is used (see ``_label_tokens``).
+_LABEL_CONTEXTS = ("Answer:", "\n", ".", "Answer:\n")
+
 
 @dataclass(frozen=True)
 class Judgment:
@@ -140,10 +144,28 @@ class JudgeModel:
             if key not in self._label_cache:
                 self._label_cache[key] = resolve_labels(
                     key,
-                    lambda text: self.backend.tokenize(text, add_bos=False),
+                    self._label_tokens,
                     spec_variants=self.spec.label_variants,
+                    tokenizer=self.backend.facts().tokenizer,
                 )
             return self._label_cache[key]
+
+    def _label_tokens(self, text: str) -> list[int]:
+        """The tokens ``text`` adds when written after a prompt.
+
+        Tokenising a label on its own is not that: some tokenizers start
+        every text with a prefix-space token (transformers 5.17's conversion
+        of Gemma's) or add a leading space (SentencePiece's
+        ``add_dummy_prefix``). So the label is tokenised after a short
+        context, and its tokens are what the context's tokens are followed
+        by, provided appending it left the context's own tokens unchanged.
+        """
+        for context in _LABEL_CONTEXTS:
+            base = self.backend.tokenize(context, add_bos=False)
+            full = self.backend.tokenize(context + text, add_bos=False)
+            if len(full) > len(base) and full[: len(base)] == base:
+                return full[len(base):]
+        return self.backend.tokenize(text, add_bos=False)
 
     # -- judging -------------------------------------------------------------
 

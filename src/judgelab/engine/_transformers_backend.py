@@ -127,7 +127,27 @@ def _import_torch():
             backend="transformers",
             extra="transformers",
         ) from exc
+    if _version_tuple(transformers.__version__) < _MIN_TRANSFORMERS:
+        raise BackendUnavailableError(
+            f"The transformers backend needs transformers >= "
+            f"{'.'.join(map(str, _MIN_TRANSFORMERS))}, found {transformers.__version__}. "
+            f"Upgrade it with: {INSTALL_HINT}",
+            backend="transformers",
+            extra="transformers",
+        )
     return torch, transformers
+
+
+# The first transformers whose from_pretrained takes ``dtype=`` (see pyproject).
+_MIN_TRANSFORMERS = (4, 56)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
 
 
 def _resolve_source(config: TransformersConfig) -> str:
@@ -173,6 +193,7 @@ class TransformersBackend:
     def __init__(self, config: TransformersConfig) -> None:
         torch, transformers = _import_torch()
         self._torch = torch
+        self._transformers_version = transformers.__version__
         self.config = config
         self.n_ctx = config.n_ctx
         self._lock = threading.RLock()
@@ -333,6 +354,7 @@ class TransformersBackend:
             quantization=str(self.dtype).removeprefix("torch."),
             size_bytes=sum(p.numel() * p.element_size() for p in params),
             device=self.device_kind,
+            tokenizer=f"transformers {self._transformers_version} ({type(self._tok).__name__})",
         )
 
     # -- scoring -----------------------------------------------------------
