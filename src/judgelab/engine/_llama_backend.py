@@ -204,6 +204,7 @@ class LlamaCppBackend:
         self._pad_pos = 0  # next position of the padding sequence
         self._metadata = self._model.metadata()
         self.tokens_evaluated = 0  # prompt tokens actually decoded (for stats and tests)
+        self._splits: dict[str, list] = {}  # template pieces cut at their control tokens
 
     # -- model facts -------------------------------------------------------
 
@@ -218,7 +219,7 @@ class LlamaCppBackend:
         their plain parts the ids equal ``tokenize(whole, special=True)``.
         """
         ids: list[int] = []
-        for fragment in fragments(pieces, self._split_controls):
+        for fragment in fragments(pieces, self._template_split):
             if isinstance(fragment, int):
                 ids.append(fragment)
             else:
@@ -230,6 +231,15 @@ class LlamaCppBackend:
             if self._ll.llama_vocab_get_add_eos(vocab):
                 ids.append(self._model.token_eos())
         return ids
+
+    def _template_split(self, text: str) -> list[str | Control]:
+        """``_split_controls``, cached: templates have few distinct pieces."""
+        found = self._splits.get(text)
+        if found is None:
+            found = self._split_controls(text)
+            if len(self._splits) < 512:
+                self._splits[text] = found
+        return list(found)
 
     def _split_controls(self, text: str) -> list[str | Control]:
         tokens = self.tokenize(text, add_bos=False, special=True)
