@@ -19,6 +19,7 @@ torch and transformers are imported only when a model is loaded, so
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 import threading
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.engine._backend import BackendFacts
+from judgelab.engine._schedule import prefix_groups
 from judgelab.engine._special import Control, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
@@ -41,6 +43,9 @@ INSTALL_HINT = "pip install 'judgelab[transformers]'"
 
 _DEVICES = ("auto", "cpu", "cuda")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+# A bucket takes no prompt that would make more than this share of it padding.
+_MAX_PADDING = 0.125
 
 # Tokens per forward pass when batch_size="auto" (rows x padded length).
 _AUTO_TOKENS = {"cpu": 4096, "cuda": 32768}
@@ -83,6 +88,12 @@ class TransformersConfig:
     attn_implementation
         transformers' attention (``"sdpa"``, ``"eager"``...); ``None`` lets
         transformers choose.
+    share_prefixes
+        Compute a prefix shared by several prompts (a document checked
+        against several claims) once, and run only their suffixes, over a
+        copy of its key/values (see ``TransformersBackend.label_logits``).
+    min_shared_tokens
+        The shortest shared prefix worth a forward of its own.
     """
 
     model: str
@@ -94,6 +105,8 @@ class TransformersConfig:
     n_threads: int | None = None
     cache_dir: str | None = None
     attn_implementation: str | None = None
+    share_prefixes: bool = True
+    min_shared_tokens: int = 32
 
     def __post_init__(self) -> None:
         if self.device not in _DEVICES:
@@ -239,6 +252,7 @@ class TransformersBackend:
         self._pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
         self._eog = self._end_of_generation_ids()
         self._controls = self._control_tokens()
+        self._splits: dict[str, list] = {}  # template pieces cut at their control tokens
         self._eos_text = self._pick_eos_text()
 
         if config.batch_size == "auto":
@@ -250,6 +264,12 @@ class TransformersBackend:
         # transformers 5 renamed ``past_key_values`` to ``cache`` (input and output)
         params = inspect.signature(self._model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._decoder = self._model.get_decoder()
+        decoder_params = inspect.signature(self._decoder.forward).parameters
+        self._decoder_cache_kw = "cache" if "cache" in decoder_params else "past_key_values"
+        self._decoder_takes_cache_position = "cache_position" in decoder_params
+        self._softcap = getattr(getattr(self._model, "config", None), "final_logit_softcapping", None)
+        self.tokens_padded = 0  # padding positions run through the model (waste)
         self._cached_tokens: list[int] = []  # next_logits' KV cache holds these tokens
         self._cache = None
         self.tokens_evaluated = 0  # real (unpadded) prompt tokens run through the model
@@ -309,7 +329,7 @@ class TransformersBackend:
             ids = None if forged else list(enc.input_ids)
         if ids is None:
             ids = []
-            for fragment in fragments(pieces, self._split_controls):
+            for fragment in fragments(pieces, self._template_split):
                 if isinstance(fragment, int):
                     ids.append(fragment)
                 else:
@@ -317,6 +337,15 @@ class TransformersBackend:
         if add_bos and self._add_bos:
             ids.insert(0, self._bos_id)
         return ids
+
+    def _template_split(self, text: str) -> list[str | Control]:
+        """``_split_controls``, cached: templates have few distinct pieces."""
+        found = self._splits.get(text)
+        if found is None:
+            found = self._split_controls(text)
+            if len(self._splits) < 512:
+                self._splits[text] = found
+        return list(found)
 
     def _split_controls(self, text: str) -> list[str | Control]:
         tokens = self.tokenize(text, add_bos=False)
@@ -369,28 +398,124 @@ class TransformersBackend:
             if not p:
                 raise JudgelabError(f"Prompt #{i} has no tokens; a judgment needs at least one.")
         ids = self._torch.tensor(list(token_ids), dtype=self._torch.long)
+        order = sorted(range(len(prompts)), key=lambda i: tuple(prompts[i]))
+        ordered = [prompts[i] for i in order]
+        runs = (
+            prefix_groups(ordered, min_shared=self.config.min_shared_tokens)
+            if self.config.share_prefixes
+            else [(0, len(ordered), 0)]
+        )
+        alone: list[int] = []
         with self._lock:
-            for bucket in self._buckets(prompts):
+            for lo, hi, shared in runs:
+                if not shared:
+                    alone.extend(order[lo:hi])
+                    continue
+                logits = self._shared_prefix_logits(ordered[lo][:shared], [p[shared:] for p in ordered[lo:hi]])
+                out[order[lo:hi]] = logits[:, ids.to(logits.device)].double().cpu().numpy()
+            for bucket in self._buckets(prompts, alone):
                 logits = self._last_logits([prompts[i] for i in bucket])
                 out[bucket] = logits[:, ids.to(logits.device)].double().cpu().numpy()
         return out
 
-    def _buckets(self, prompts: Sequence[Sequence[int]]) -> list[list[int]]:
-        """Indices of prompts in batches of similar length (shortest first)."""
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    def _buckets(self, prompts: Sequence[Sequence[int]], which: Sequence[int] | None = None) -> list[list[int]]:
+        """Indices of prompts (``which``, default all) in batches of similar length (shortest first).
+
+        A batch is cut when it would exceed the row or token budget, or when
+        padding would exceed ``_MAX_PADDING`` of its tokens.
+        """
+        which = range(len(prompts)) if which is None else which
+        order = sorted(which, key=lambda i: len(prompts[i]))
         buckets: list[list[int]] = []
         current: list[int] = []
+        real = 0
         for i in order:
             longest = len(prompts[i])  # sorted: the newcomer is the longest
-            fits_rows = len(current) < self._max_rows
-            fits_tokens = self._max_tokens is None or (len(current) + 1) * longest <= self._max_tokens
-            if current and not (fits_rows and fits_tokens):
+            rows = len(current) + 1
+            fits_rows = rows <= self._max_rows
+            fits_tokens = self._max_tokens is None or rows * longest <= self._max_tokens
+            fits_padding = rows * longest - (real + longest) <= _MAX_PADDING * rows * longest
+            if current and not (fits_rows and fits_tokens and fits_padding):
                 buckets.append(current)
-                current = []
+                current, real = [], 0
             current.append(i)
+            real += longest
         if current:
             buckets.append(current)
         return buckets
+
+    def _shared_prefix_logits(self, prefix: Sequence[int], suffixes: list[Sequence[int]]):
+        """Logits after ``prefix + suffix`` for each suffix, the prefix computed once.
+
+        The prefix runs alone and keeps its key/values; each batch of
+        suffixes runs over a copy of them, expanded to the batch. Suffixes
+        are right-padded, so every real token sits at its own position in
+        the cache (sliding-window layers see the same distances as when the
+        prompt runs whole), and the last real token's hidden state of each
+        row goes through the output layer.
+        """
+        torch = self._torch
+        dev = self._input_device
+        n = len(prefix)
+        with torch.inference_mode():
+            result = self._model(
+                input_ids=torch.tensor([list(prefix)], dtype=torch.long, device=dev),
+                position_ids=torch.arange(n, device=dev)[None],
+                use_cache=True,
+                logits_to_keep=1,
+            )
+        cache = getattr(result, self._cache_kw)
+        self.forward_passes += 1
+        self.tokens_evaluated += n
+        rows_out = []
+        budget = (self._max_tokens or 1 << 30)
+        start = 0
+        while start < len(suffixes):
+            # rows of one batch: within the row budget and the token budget (prefix included)
+            end = start + 1
+            while end < len(suffixes) and end - start < self._max_rows:
+                width = max(len(s) for s in suffixes[start:end + 1])
+                if (end + 1 - start) * (n + width) > budget:
+                    break
+                end += 1
+            rows_out.append(self._suffix_batch(cache, n, suffixes[start:end]))
+            start = end
+        return torch.cat(rows_out)
+
+    def _suffix_batch(self, cache, n: int, batch: list[Sequence[int]]):
+        torch = self._torch
+        dev = self._input_device
+        rows, width = len(batch), max(len(s) for s in batch)
+        input_ids = torch.full((rows, width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((rows, n + width), dtype=torch.long)
+        mask[:, :n] = 1
+        lengths = torch.tensor([len(s) for s in batch], dtype=torch.long)
+        for row, s in enumerate(batch):
+            input_ids[row, : len(s)] = torch.tensor(list(s), dtype=torch.long)
+            mask[row, n : n + len(s)] = 1
+        positions = torch.arange(n, n + width)[None].expand(rows, width)
+        copied = copy.deepcopy(cache)
+        if rows > 1:
+            copied.batch_repeat_interleave(rows)
+        kwargs = {self._decoder_cache_kw: copied}
+        if self._decoder_takes_cache_position:
+            kwargs["cache_position"] = torch.arange(n, n + width, device=dev)
+        with torch.inference_mode():
+            hidden = self._decoder(
+                input_ids=input_ids.to(dev),
+                attention_mask=mask.to(dev),
+                position_ids=positions.to(dev),
+                use_cache=True,
+                **kwargs,
+            ).last_hidden_state
+            last = hidden[torch.arange(rows, device=hidden.device), (lengths - 1).to(hidden.device)]
+            logits = self._model.get_output_embeddings()(last)
+            if self._softcap:
+                logits = torch.tanh(logits / self._softcap) * self._softcap
+        self.forward_passes += 1
+        self.tokens_evaluated += int(lengths.sum())
+        self.tokens_padded += rows * width - int(lengths.sum())
+        return logits.float()
 
     def _last_logits(self, batch: list[Sequence[int]]):
         """Logits at the last token of each prompt: a (len(batch), vocab) tensor."""
@@ -413,6 +538,7 @@ class TransformersBackend:
             )
         self.forward_passes += 1
         self.tokens_evaluated += sum(len(p) for p in batch)
+        self.tokens_padded += len(batch) * width - sum(len(p) for p in batch)
         return result.logits[:, -1, :].float()
 
     def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
