@@ -7,6 +7,7 @@ transformers cache (``$JUDGELAB_TRANSFORMERS_CACHE`` or
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -214,14 +215,15 @@ def test_batch_equals_single_calls(hf_model):
     assert worst <= 1e-4, worst
     # Several buckets of different padding give the same numbers too.
     be = hf_model.backend
-    saved = be._max_rows
+    saved, config = be._max_rows, be.config
     try:
         be._max_rows = 5
+        be.config = dataclasses.replace(config, share_prefixes=False)  # buckets only
         passes = be.forward_passes
         rebatched = hf_model.batch_probabilities(prompts, labels)
         assert be.forward_passes - passes == 7  # ceil(32 / 5) length-sorted buckets
     finally:
-        be._max_rows = saved
+        be._max_rows, be.config = saved, config
     assert max(abs(b["Yes"] - s["Yes"]) for b, s in zip(rebatched, single)) <= 1e-4
 
 

@@ -39,7 +39,7 @@ from judgelab.engine._schedule import common_prefix, plan_batches, segments, sha
 from judgelab.engine._special import Control, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
-__all__ = ["LlamaCppConfig", "LlamaCppBackend"]
+__all__ = ["LlamaCppConfig", "LlamaCppBackend", "gpu_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,35 @@ class LlamaCppConfig:
     repack_weights: bool = False
     label_head: bool = True
     verbose: bool = False
+
+
+def gpu_settings(offloaded: bool, config: LlamaCppConfig) -> tuple[bool, str]:
+    """Whether the label head is used, and a log line on what a GPU offload changes.
+
+    On CPU the defaults make a judgment bit-identical however it is batched
+    (see ``LlamaCppConfig``). With layers offloaded to a GPU:
+
+    - ``repack_weights`` only concerns CPU weight buffers: moot on the GPU;
+    - tiny batches are still padded to ``_MIN_ROWS`` (harmless, and GPU
+      matmuls too take other kernels for tiny batches), but CUDA kernels are
+      not guaranteed to round alike for every batch shape: answers are close
+      across batchings, not bit-identical;
+    - the label head is switched off: it reads hidden states through an
+      eval callback, which makes llama.cpp stop and copy the GPU graph at
+      every node. The full output layer runs on the GPU instead.
+    """
+    if not offloaded:
+        if config.n_gpu_layers:
+            return config.label_head, (
+                f"n_gpu_layers={config.n_gpu_layers}, but this llama-cpp-python build has no GPU "
+                "offload; running on CPU (build it with CMAKE_ARGS=\"-DGGML_CUDA=on\", see docs/gpu.md)"
+            )
+        return config.label_head, ""
+    return False, (
+        f"llama.cpp offloads {config.n_gpu_layers if config.n_gpu_layers > 0 else 'all'} layers to the GPU: "
+        "label head off (its hidden-state callback would stop the GPU graph at every node); "
+        "judgments are close across batchings but not guaranteed bit-identical on GPU kernels"
+    )
 
 
 def _import_llama_cpp():
@@ -161,7 +190,11 @@ class LlamaCppBackend:
         cparams.no_perf = True
         self._head: LabelHead | None = None
         self._capture: HiddenCapture | None = None
-        if config.label_head:
+        self.offloaded = bool(config.n_gpu_layers) and bool(llama_cpp.llama_supports_gpu_offload())
+        use_head, note = gpu_settings(self.offloaded, config)
+        if note:
+            log.info("%s", note)
+        if use_head:
             head = load_label_head(path)
             n_embd = llama_cpp.llama_model_n_embd(self._model.model)
             if head is not None and head.n_embd == n_embd:
@@ -284,7 +317,7 @@ class LlamaCppBackend:
             n_params=int(self._ll.llama_model_n_params(model)),
             quantization=_file_type_name(self._ll, self._metadata.get("general.file_type")),
             size_bytes=int(self._ll.llama_model_size(model)),
-            device="gpu" if self.config.n_gpu_layers != 0 and self._ll.llama_supports_gpu_offload() else "cpu",
+            device="gpu" if self.offloaded else "cpu",
             tokenizer=f"llama-cpp-python {getattr(self._ll, '__version__', '?')}",
         )
 
