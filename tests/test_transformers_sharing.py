@@ -103,3 +103,21 @@ def test_buckets_cap_padding(hf):
         longest = max(lengths[i] for i in bucket)
         padding = len(bucket) * longest - sum(lengths[i] for i in bucket)
         assert padding <= 0.125 * len(bucket) * longest
+
+
+def test_packed_prompts_give_the_same_answers_without_padding(hf):
+    be = hf.backend
+    labels = list(hf.resolve_labels(("Yes", "No")).token_ids)
+    words = "the quick brown fox jumps over the lazy dog near a quiet river".split()
+    prompts = [hf.tokenize(hf.render(f"Is this about an animal? {' '.join(words[: 2 + i])}")) for i in range(8)]
+    config = be.config
+    try:
+        be.config = dataclasses.replace(config, share_prefixes=False)
+        padded = be.label_logits(prompts, labels)
+        be.config = dataclasses.replace(config, share_prefixes=False, pack=True)
+        passes, pads = be.forward_passes, be.tokens_padded
+        packed = be.label_logits(prompts, labels)
+        assert be.forward_passes - passes == 1 and be.tokens_padded == pads  # one row, no padding
+    finally:
+        be.config = config
+    assert np.max(np.abs(_p_yes(packed) - _p_yes(padded))) <= 1e-6

@@ -94,6 +94,13 @@ class TransformersConfig:
         copy of its key/values (see ``TransformersBackend.label_logits``).
     min_shared_tokens
         The shortest shared prefix worth a forward of its own.
+    pack
+        Run prompts that share no prefix packed into one row each forward,
+        without padding: position ids restart at every prompt and
+        transformers masks attention to each prompt's own tokens (its
+        packed-sequence detection; with flash attention it runs
+        variable-length kernels, with sdpa/eager a dense block-diagonal
+        mask). Off by default: not measured on a GPU.
     """
 
     model: str
@@ -107,6 +114,7 @@ class TransformersConfig:
     attn_implementation: str | None = None
     share_prefixes: bool = True
     min_shared_tokens: int = 32
+    pack: bool = False
 
     def __post_init__(self) -> None:
         if self.device not in _DEVICES:
@@ -413,10 +421,49 @@ class TransformersBackend:
                     continue
                 logits = self._shared_prefix_logits(ordered[lo][:shared], [p[shared:] for p in ordered[lo:hi]])
                 out[order[lo:hi]] = logits[:, ids.to(logits.device)].double().cpu().numpy()
-            for bucket in self._buckets(prompts, alone):
-                logits = self._last_logits([prompts[i] for i in bucket])
-                out[bucket] = logits[:, ids.to(logits.device)].double().cpu().numpy()
+            groups = self._packs(prompts, alone) if self.config.pack else self._buckets(prompts, alone)
+            for group in groups:
+                batch = [prompts[i] for i in group]
+                logits = self._packed_logits(batch) if self.config.pack else self._last_logits(batch)
+                out[group] = logits[:, ids.to(logits.device)].double().cpu().numpy()
         return out
+
+    def _packs(self, prompts: Sequence[Sequence[int]], which: Sequence[int]) -> list[list[int]]:
+        """Indices of prompts in packs of at most the token budget (a longer prompt packs alone)."""
+        budget = self._max_tokens or _AUTO_TOKENS[self.device_kind]
+        packs: list[list[int]] = []
+        current: list[int] = []
+        size = 0
+        for i in sorted(which, key=lambda i: len(prompts[i])):
+            if current and (size + len(prompts[i]) > budget or len(current) >= self._max_rows):
+                packs.append(current)
+                current, size = [], 0
+            current.append(i)
+            size += len(prompts[i])
+        if current:
+            packs.append(current)
+        return packs
+
+    def _packed_logits(self, batch: list[Sequence[int]]):
+        """Logits at the last token of each prompt, the prompts packed into one row, no padding."""
+        torch = self._torch
+        dev = self._input_device
+        flat = torch.tensor([t for p in batch for t in p], dtype=torch.long, device=dev)[None]
+        positions = torch.cat([torch.arange(len(p)) for p in batch]).to(dev)[None]
+        ends = torch.tensor([len(p) for p in batch]).cumsum(0) - 1
+        with torch.inference_mode():
+            hidden = self._decoder(input_ids=flat, position_ids=positions, use_cache=False).last_hidden_state[0]
+            logits = self._output_logits(hidden[ends.to(hidden.device)])
+        self.forward_passes += 1
+        self.tokens_evaluated += sum(len(p) for p in batch)
+        return logits.float()
+
+    def _output_logits(self, hidden):
+        """The output layer (and a final logit soft-cap, when the model has one) on hidden states."""
+        logits = self._model.get_output_embeddings()(hidden)
+        if self._softcap:
+            logits = self._torch.tanh(logits / self._softcap) * self._softcap
+        return logits
 
     def _buckets(self, prompts: Sequence[Sequence[int]], which: Sequence[int] | None = None) -> list[list[int]]:
         """Indices of prompts (``which``, default all) in batches of similar length (shortest first).
@@ -509,9 +556,7 @@ class TransformersBackend:
                 **kwargs,
             ).last_hidden_state
             last = hidden[torch.arange(rows, device=hidden.device), (lengths - 1).to(hidden.device)]
-            logits = self._model.get_output_embeddings()(last)
-            if self._softcap:
-                logits = torch.tanh(logits / self._softcap) * self._softcap
+            logits = self._output_logits(last)
         self.forward_passes += 1
         self.tokens_evaluated += int(lengths.sum())
         self.tokens_padded += rows * width - int(lengths.sum())
