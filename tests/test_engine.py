@@ -204,11 +204,24 @@ def test_complete_writes_greedy_text_and_stops(judge_model):
 
 def test_reset_caches_forgets_prefixes_and_tokens(judge_model):
     first = judge_model.probabilities(PROMPTS[0], YES_NO)
-    assert judge_model._token_cache.cache_info().currsize > 0
+    assert len(judge_model._token_cache) > 0
     judge_model.reset_caches()
-    assert judge_model._token_cache.cache_info().currsize == 0
+    assert len(judge_model._token_cache) == 0
     before = judge_model.backend.tokens_evaluated
     again = judge_model.probabilities(PROMPTS[0], YES_NO)
     # the whole prompt is decoded again, and gives the same answer
     assert judge_model.backend.tokens_evaluated - before == len(judge_model.tokenize(PROMPTS[0]))
     assert again == pytest.approx(first, abs=1e-9)
+
+
+def test_info_states_the_model_facts(judge_model):
+    info = judge_model.info()
+    assert (info.id, info.family, info.backend) == ("gemma-3-270m", "gemma", "llama_cpp")
+    assert info.n_ctx == judge_model.n_ctx
+    assert info.architecture == "gemma3"
+    assert info.quantization == "Q4_K_M"
+    assert 200e6 < info.n_params < 300e6 and info.parameter_size.endswith("M")
+    assert info.size_bytes and info.size_bytes > 100e6
+    assert info.prompt_style == "raw" and info.prompt_template == judge_model.spec.prompt.raw_template
+    with pytest.raises(AttributeError):
+        info.id = "other"  # frozen

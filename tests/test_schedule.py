@@ -50,3 +50,19 @@ def test_batches_respect_token_and_sequence_limits():
     assert plan_batches(prompts, 0, n_batch=13, max_seqs=62) == [(0, 3), (3, 6), (6, 9), (9, 12)]
     assert plan_batches(prompts, 0, n_batch=10_000, max_seqs=5) == [(0, 5), (5, 10), (10, 12)]
     assert plan_batches([[1] * 500], 0, n_batch=64, max_seqs=8) == [(0, 1)]
+
+
+def test_prefix_groups_keep_a_documents_claims_together():
+    from judgelab.engine._schedule import prefix_groups
+
+    instructions = [1, 2, 3]
+    doc_a, doc_b = [10] * 40, [20] * 40
+    prompts = sorted(
+        [instructions + doc_a + [c] for c in (7, 8, 9)] + [instructions + doc_b + [c, c] for c in (7, 8)] + [[1, 2, 9]]
+    )
+    runs = prefix_groups(prompts, min_shared=32)
+    assert runs == [(0, 3, 43), (3, 5, 43), (5, 6, 0)]  # not one run over the instructions alone
+    # a prefix shorter than min_shared is not worth its own forward
+    assert prefix_groups(prompts, min_shared=100) == [(i, i + 1, 0) for i in range(len(prompts))]
+    # identical prompts keep one token each after the prefix
+    assert prefix_groups([[1] * 40, [1] * 40], min_shared=8) == [(0, 2, 39)]

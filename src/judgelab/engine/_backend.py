@@ -9,11 +9,30 @@ restricted decoding) is backend-independent and lives in ``JudgeModel``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "BackendFacts"]
+
+
+@dataclass(frozen=True)
+class BackendFacts:
+    """What a backend knows about the weights it loaded.
+
+    ``architecture`` is the weights' own name for it (``"gemma3"``);
+    ``quantization`` the storage type (``"Q4_K_M"``, ``"bfloat16"``);
+    ``n_params`` and ``size_bytes`` are ``None`` when unknown.
+    """
+
+    architecture: str = ""
+    n_params: int | None = None
+    quantization: str = ""
+    size_bytes: int | None = None
+    device: str = "cpu"
+    tokenizer: str = ""
+    """The tokenizer's library and version (``"transformers 5.24.0"``), for error messages."""
 
 
 class Backend(Protocol):
@@ -22,9 +41,28 @@ class Backend(Protocol):
     name: str
     n_ctx: int
     """The most tokens one prompt may have."""
+    tokens_evaluated: int
+    """Prompt tokens actually run through the model so far (cached prefixes excluded)."""
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        """Token ids of ``text``; special-token text (``<start_of_turn>``) is parsed."""
+    def facts(self) -> BackendFacts:
+        """Architecture, parameter count, quantisation and size of the loaded weights."""
+        ...
+
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        """Token ids of ``text``.
+
+        With ``special`` (the default), control-token text (``<start_of_turn>``)
+        becomes the control token; without, it is tokenised as plain text.
+        """
+        ...
+
+    def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
+        """Token ids of ``(text, parse_special)`` pieces, read as one text.
+
+        Control tokens come only from pieces with ``parse_special``; the others
+        are plain text. Where the plain pieces hold no control-token text, the
+        ids equal ``tokenize(whole text, special=True)``.
+        """
         ...
 
     def token_text(self, token_id: int) -> str:
@@ -64,6 +102,10 @@ class Backend(Protocol):
 
     def detokenize(self, token_ids: Sequence[int]) -> str:
         """Text of generated tokens (special tokens dropped)."""
+        ...
+
+    def reset_cache(self) -> None:
+        """Forget every cached prefix (KV cache); results never depend on it."""
         ...
 
     def close(self) -> None:

@@ -51,8 +51,12 @@ def resolve_labels(
     tokenize: Callable[[str], list[int]],
     *,
     spec_variants: Mapping[str, Sequence[str]] | None = None,
+    tokenizer: str = "",
 ) -> ResolvedLabels:
     """Resolve label words to token ids with ``tokenize`` (no BOS added).
+
+    ``tokenize(text)`` gives the tokens ``text`` adds after a prompt;
+    ``tokenizer`` names the tokenizer (library and version) in errors.
 
     Raises
     ------
@@ -87,10 +91,13 @@ def resolve_labels(
     for i, ids in enumerate(per_label):
         for tok in ids:
             if tok in seen and seen[tok] != i:
+                which = f" with the tokenizer of {tokenizer}" if tokenizer else ""
                 raise LabelError(
-                    f"Labels {labels[seen[tok]]!r} and {labels[i]!r} share the token {tok}, so the "
-                    "model's next-token distribution cannot tell them apart. Use labels that "
-                    "start differently (for example single letters or single words).",
+                    f"Labels {labels[seen[tok]]!r} and {labels[i]!r} share the token {tok}{which}, so "
+                    "the model's next-token distribution cannot tell them apart. Use labels that "
+                    "start differently (for example single letters or single words); if these "
+                    "labels work with another version of that library, this tokenizer is not "
+                    "supported: use a supported version (see docs/transformers.md).",
                     labels=labels,
                 )
             seen[tok] = i

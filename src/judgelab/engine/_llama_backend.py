@@ -31,13 +31,15 @@ from pathlib import Path
 
 import numpy as np
 
+from judgelab.engine._backend import BackendFacts
 from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_logs import route_llama_logs
 from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
+from judgelab.engine._special import Control, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
-__all__ = ["LlamaCppConfig", "LlamaCppBackend"]
+__all__ = ["LlamaCppConfig", "LlamaCppBackend", "gpu_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +90,35 @@ class LlamaCppConfig:
     repack_weights: bool = False
     label_head: bool = True
     verbose: bool = False
+
+
+def gpu_settings(offloaded: bool, config: LlamaCppConfig) -> tuple[bool, str]:
+    """Whether the label head is used, and a log line on what a GPU offload changes.
+
+    On CPU the defaults make a judgment bit-identical however it is batched
+    (see ``LlamaCppConfig``). With layers offloaded to a GPU:
+
+    - ``repack_weights`` only concerns CPU weight buffers: moot on the GPU;
+    - tiny batches are still padded to ``_MIN_ROWS`` (harmless, and GPU
+      matmuls too take other kernels for tiny batches), but CUDA kernels are
+      not guaranteed to round alike for every batch shape: answers are close
+      across batchings, not bit-identical;
+    - the label head is switched off: it reads hidden states through an
+      eval callback, which makes llama.cpp stop and copy the GPU graph at
+      every node. The full output layer runs on the GPU instead.
+    """
+    if not offloaded:
+        if config.n_gpu_layers:
+            return config.label_head, (
+                f"n_gpu_layers={config.n_gpu_layers}, but this llama-cpp-python build has no GPU "
+                "offload; running on CPU (build it with CMAKE_ARGS=\"-DGGML_CUDA=on\", see docs/gpu.md)"
+            )
+        return config.label_head, ""
+    return False, (
+        f"llama.cpp offloads {config.n_gpu_layers if config.n_gpu_layers > 0 else 'all'} layers to the GPU: "
+        "label head off (its hidden-state callback would stop the GPU graph at every node); "
+        "judgments are close across batchings but not guaranteed bit-identical on GPU kernels"
+    )
 
 
 def _import_llama_cpp():
@@ -159,7 +190,11 @@ class LlamaCppBackend:
         cparams.no_perf = True
         self._head: LabelHead | None = None
         self._capture: HiddenCapture | None = None
-        if config.label_head:
+        self.offloaded = bool(config.n_gpu_layers) and bool(llama_cpp.llama_supports_gpu_offload())
+        use_head, note = gpu_settings(self.offloaded, config)
+        if note:
+            log.info("%s", note)
+        if use_head:
             head = load_label_head(path)
             n_embd = llama_cpp.llama_model_n_embd(self._model.model)
             if head is not None and head.n_embd == n_embd:
@@ -202,11 +237,58 @@ class LlamaCppBackend:
         self._pad_pos = 0  # next position of the padding sequence
         self._metadata = self._model.metadata()
         self.tokens_evaluated = 0  # prompt tokens actually decoded (for stats and tests)
+        self._splits: dict[str, list] = {}  # template pieces cut at their control tokens
 
     # -- model facts -------------------------------------------------------
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        return self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        return self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+
+    def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
+        """Ids of ``(text, parse_special)`` pieces: control tokens only from parsed pieces.
+
+        llama.cpp itself cuts a text at control tokens and tokenises each
+        fragment on its own, so for pieces without control-token strings in
+        their plain parts the ids equal ``tokenize(whole, special=True)``.
+        """
+        ids: list[int] = []
+        for fragment in fragments(pieces, self._template_split):
+            if isinstance(fragment, int):
+                ids.append(fragment)
+            else:
+                ids.extend(self.tokenize(fragment, add_bos=False, special=False))
+        if add_bos:
+            vocab = self._model.vocab
+            if self._model.add_bos_token():
+                ids.insert(0, self._model.token_bos())
+            if self._ll.llama_vocab_get_add_eos(vocab):
+                ids.append(self._model.token_eos())
+        return ids
+
+    def _template_split(self, text: str) -> list[str | Control]:
+        """``_split_controls``, cached: templates have few distinct pieces."""
+        found = self._splits.get(text)
+        if found is None:
+            found = self._split_controls(text)
+            if len(self._splits) < 512:
+                self._splits[text] = found
+        return list(found)
+
+    def _split_controls(self, text: str) -> list[str | Control]:
+        tokens = self.tokenize(text, add_bos=False, special=True)
+        return split_at_controls(text, tokens, self._control, self.token_text)
+
+    def _control(self, token_id: int) -> Control | None:
+        """The token as a ``Control`` when special-token parsing alone produces it."""
+        ll = self._ll
+        attr = int(ll.llama_vocab_get_attr(self._model.vocab, token_id))
+        if not attr & (ll.LLAMA_TOKEN_ATTR_CONTROL | ll.LLAMA_TOKEN_ATTR_UNKNOWN):
+            return None
+        return Control(
+            token_id,
+            lstrip=bool(attr & ll.LLAMA_TOKEN_ATTR_LSTRIP),
+            rstrip=bool(attr & ll.LLAMA_TOKEN_ATTR_RSTRIP),
+        )
 
     def token_text(self, token_id: int) -> str:
         return self._model.token_to_piece(token_id, special=True).rstrip(b"\0").decode(
@@ -227,6 +309,17 @@ class LlamaCppBackend:
     @property
     def metadata(self) -> dict[str, str]:
         return dict(self._metadata)
+
+    def facts(self) -> BackendFacts:
+        model = self._model.model
+        return BackendFacts(
+            architecture=self._metadata.get("general.architecture", ""),
+            n_params=int(self._ll.llama_model_n_params(model)),
+            quantization=_file_type_name(self._ll, self._metadata.get("general.file_type")),
+            size_bytes=int(self._ll.llama_model_size(model)),
+            device="gpu" if self.offloaded else "cpu",
+            tokenizer=f"llama-cpp-python {getattr(self._ll, '__version__', '?')}",
+        )
 
     # -- scoring -----------------------------------------------------------
 
@@ -489,6 +582,16 @@ class LlamaCppBackend:
                 self._batch = None
             self._ctx.close()
             self._model.close()
+
+
+def _file_type_name(llama_cpp, file_type: str | None) -> str:
+    """``general.file_type`` (an int) as llama.cpp names it: 15 -> ``"Q4_K_M"``."""
+    if file_type is None or not str(file_type).isdigit():
+        return ""
+    for name in dir(llama_cpp):
+        if name.startswith("LLAMA_FTYPE_") and getattr(llama_cpp, name) == int(file_type):
+            return name.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_").removeprefix("ALL_")
+    return f"file_type {file_type}"
 
 
 @dataclass(frozen=True)

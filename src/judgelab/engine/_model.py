@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 from collections.abc import Sequence
@@ -11,12 +10,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from judgelab.engine._backend import Backend
+from judgelab.engine._info import ModelInfo
 from judgelab.engine._labels import ResolvedLabels, resolve_labels
-from judgelab.engine._prompt import render_prompt
+from judgelab.engine._prompt import Prompt, render_prompt
+from judgelab.engine._token_cache import TokenCache
 from judgelab.errors import ContextLengthError, LabelError
 from judgelab.specs import ModelSpec
 
 __all__ = ["JudgeModel", "Judgment"]
+
+# Texts after which a label is tokenised as the model would write it; the
+# first whose tokens a label leaves unchanged is used (see ``_label_tokens``).
+_LABEL_CONTEXTS = ("Answer:", "\n", ".", "Answer:\n")
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,9 @@ class JudgeModel:
         self._label_cache: dict[tuple[str, ...], ResolvedLabels] = {}
         self._lock = threading.RLock()
         self.stats = {"judgments": 0, "prompt_tokens": 0}
-        self._token_cache = functools.lru_cache(maxsize=1024)(
-            lambda text, add_bos: tuple(backend.tokenize(text, add_bos=add_bos))
-        )
+        # Evaluators tokenize a prompt several times (to size chunks, then to
+        # judge it) and a document once per claim: each is tokenised once.
+        self._token_cache = TokenCache()
 
     # -- facts ---------------------------------------------------------------
 
@@ -61,15 +66,44 @@ class JudgeModel:
     def n_ctx(self) -> int:
         return self.backend.n_ctx
 
+    def info(self) -> ModelInfo:
+        """The loaded model's facts (spec, backend, weights) as one frozen value."""
+        facts = self.backend.facts()
+        fmt = self.spec.prompt
+        own = self.backend.chat_template()
+        template = fmt.raw_template if fmt.style == "raw" else (fmt.chat_template or own or "")
+        return ModelInfo(
+            id=self.id,
+            family=self.spec.family,
+            format=self.spec.format,
+            backend=self.backend.name,
+            n_ctx=self.n_ctx,
+            architecture=facts.architecture,
+            n_params=facts.n_params,
+            quantization=facts.quantization,
+            size_bytes=facts.size_bytes,
+            device=facts.device,
+            prompt_style=fmt.style,
+            prompt_template=template,
+            chat_template=own,
+            system=fmt.system or "",
+            spec_hash=self.spec.spec_hash,
+            description=self.spec.description,
+        )
+
     def __repr__(self) -> str:
         return f"JudgeModel(id={self.id!r}, backend={self.backend.name!r}, n_ctx={self.n_ctx})"
 
     # -- prompts -------------------------------------------------------------
 
-    def render(self, user: str, *, system: str | None = None) -> str:
-        """The prompt text for a user turn, in this model's prompt format.
+    def render(self, user: str, *, system: str | None = None) -> Prompt:
+        """The prompt for a user turn, in this model's prompt format.
 
-        ``system`` overrides the spec's system prompt ('' removes it).
+        ``system`` overrides the spec's system prompt ('' removes it). The
+        result is a ``Prompt`` (a ``str``) that remembers which parts are
+        ``user`` and ``system``: those are tokenised as plain text, so a
+        ``<start_of_turn>`` or ``<eos>`` in them stays text; only the
+        template's own markers become control tokens.
         """
         return render_prompt(
             self.spec.prompt,
@@ -82,17 +116,26 @@ class JudgeModel:
         )
 
     def tokenize(self, text: str) -> list[int]:
-        """Token ids of a whole prompt (with BOS when the model uses one)."""
-        return list(self._tokens(text, True))
+        """Token ids of a whole prompt (with BOS when the model uses one).
+
+        A ``Prompt`` from ``render`` keeps its plain parts plain. A plain
+        ``str`` is the caller's own full prompt text (e.g. Ollama's
+        ``raw: true``): special-token strings in it are parsed as control
+        tokens, as the model's tokenizer does.
+        """
+        return self._tokens(text, True)
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` as a fragment (no BOS)."""
-        return len(self._tokens(text, False))
+        """Tokens of ``text`` as a plain-text fragment (no BOS, no control tokens)."""
+        return len(self._tokens(Prompt.plain(text), False))
 
-    def _tokens(self, text: str, add_bos: bool) -> tuple[int, ...]:
-        # Evaluators tokenize a prompt several times (to size chunks, then to
-        # judge it) and a document once per claim; a small cache pays once.
-        return self._token_cache(text, add_bos)
+    def _tokens(self, text: str, add_bos: bool) -> list[int]:
+        spans = text.plain_spans if isinstance(text, Prompt) else None
+        key = (str(text), spans, add_bos)
+        if spans:
+            pieces = text.pieces()
+            return self._token_cache.get(key, lambda: self.backend.tokenize_pieces(pieces, add_bos=add_bos))
+        return self._token_cache.get(key, lambda: self.backend.tokenize(str(text), add_bos=add_bos))
 
     def resolve_labels(self, labels: Sequence[str]) -> ResolvedLabels:
         """The token ids that stand for each label (cached)."""
@@ -101,10 +144,28 @@ class JudgeModel:
             if key not in self._label_cache:
                 self._label_cache[key] = resolve_labels(
                     key,
-                    lambda text: self.backend.tokenize(text, add_bos=False),
+                    self._label_tokens,
                     spec_variants=self.spec.label_variants,
+                    tokenizer=self.backend.facts().tokenizer,
                 )
             return self._label_cache[key]
+
+    def _label_tokens(self, text: str) -> list[int]:
+        """The tokens ``text`` adds when written after a prompt.
+
+        Tokenising a label on its own is not that: some tokenizers start
+        every text with a prefix-space token (transformers 5.17's conversion
+        of Gemma's) or add a leading space (SentencePiece's
+        ``add_dummy_prefix``). So the label is tokenised after a short
+        context, and its tokens are what the context's tokens are followed
+        by, provided appending it left the context's own tokens unchanged.
+        """
+        for context in _LABEL_CONTEXTS:
+            base = self.backend.tokenize(context, add_bos=False)
+            full = self.backend.tokenize(context + text, add_bos=False)
+            if len(full) > len(base) and full[: len(base)] == base:
+                return full[len(base):]
+        return self.backend.tokenize(text, add_bos=False)
 
     # -- judging -------------------------------------------------------------
 
@@ -204,10 +265,8 @@ class JudgeModel:
 
         For benchmarks and memory pressure; results do not depend on caches.
         """
-        self._token_cache.cache_clear()
-        reset = getattr(self.backend, "reset_cache", None)
-        if reset is not None:
-            reset()
+        self._token_cache.clear()
+        self.backend.reset_cache()
 
     def close(self) -> None:
         self.backend.close()

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Segment", "common_prefix", "shared_base", "plan_batches", "segments"]
+__all__ = ["Segment", "common_prefix", "shared_base", "plan_batches", "prefix_groups", "segments"]
 
 Tokens = Sequence[int]
 
@@ -111,5 +111,37 @@ def plan_batches(
             cost += extra
             hi += 1
         runs.append((lo, hi))
+        lo = hi
+    return runs
+
+
+def prefix_groups(sorted_prompts: Sequence[Tokens], *, min_shared: int) -> list[tuple[int, int, int]]:
+    """Cut sorted prompts into ``(lo, hi, shared)`` runs that share their first ``shared`` tokens.
+
+    A run grows while growing it does not lower the tokens it saves,
+    ``(members - 1) * shared``; so ten claims about one document form one run
+    (the document is their shared prefix) rather than joining the next
+    document's claims over the instructions alone. Each member keeps at
+    least one token after the prefix. A run of one prompt, or one whose
+    prefix is shorter than ``min_shared``, has ``shared = 0``.
+    """
+    runs: list[tuple[int, int, int]] = []
+    n = len(sorted_prompts)
+    lo = 0
+    while lo < n:
+        shared = len(sorted_prompts[lo]) - 1
+        hi = lo + 1
+        while hi < n:
+            candidate = min(
+                shared,
+                common_prefix(sorted_prompts[hi - 1], sorted_prompts[hi]),
+                len(sorted_prompts[hi]) - 1,
+            )
+            members = hi - lo + 1
+            if candidate < min_shared or (members - 1) * candidate < (members - 2) * shared:
+                break
+            shared = candidate
+            hi += 1
+        runs.append((lo, hi, shared if hi - lo > 1 and shared >= min_shared else 0))
         lo = hi
     return runs

@@ -19,6 +19,7 @@ torch and transformers are imported only when a model is loaded, so
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 import threading
@@ -29,6 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from judgelab.engine._backend import BackendFacts
+from judgelab.engine._schedule import prefix_groups
+from judgelab.engine._special import Control, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
 __all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
@@ -39,6 +43,9 @@ INSTALL_HINT = "pip install 'judgelab[transformers]'"
 
 _DEVICES = ("auto", "cpu", "cuda")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+# A bucket takes no prompt that would make more than this share of it padding.
+_MAX_PADDING = 0.125
 
 # Tokens per forward pass when batch_size="auto" (rows x padded length).
 _AUTO_TOKENS = {"cpu": 4096, "cuda": 32768}
@@ -81,6 +88,19 @@ class TransformersConfig:
     attn_implementation
         transformers' attention (``"sdpa"``, ``"eager"``...); ``None`` lets
         transformers choose.
+    share_prefixes
+        Compute a prefix shared by several prompts (a document checked
+        against several claims) once, and run only their suffixes, over a
+        copy of its key/values (see ``TransformersBackend.label_logits``).
+    min_shared_tokens
+        The shortest shared prefix worth a forward of its own.
+    pack
+        Run prompts that share no prefix packed into one row each forward,
+        without padding: position ids restart at every prompt and
+        transformers masks attention to each prompt's own tokens (its
+        packed-sequence detection; with flash attention it runs
+        variable-length kernels, with sdpa/eager a dense block-diagonal
+        mask). Off by default: not measured on a GPU.
     """
 
     model: str
@@ -92,6 +112,9 @@ class TransformersConfig:
     n_threads: int | None = None
     cache_dir: str | None = None
     attn_implementation: str | None = None
+    share_prefixes: bool = True
+    min_shared_tokens: int = 32
+    pack: bool = False
 
     def __post_init__(self) -> None:
         if self.device not in _DEVICES:
@@ -125,7 +148,27 @@ def _import_torch():
             backend="transformers",
             extra="transformers",
         ) from exc
+    if _version_tuple(transformers.__version__) < _MIN_TRANSFORMERS:
+        raise BackendUnavailableError(
+            f"The transformers backend needs transformers >= "
+            f"{'.'.join(map(str, _MIN_TRANSFORMERS))}, found {transformers.__version__}. "
+            f"Upgrade it with: {INSTALL_HINT}",
+            backend="transformers",
+            extra="transformers",
+        )
     return torch, transformers
+
+
+# The first transformers whose from_pretrained takes ``dtype=`` (see pyproject).
+_MIN_TRANSFORMERS = (4, 56)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
 
 
 def _resolve_source(config: TransformersConfig) -> str:
@@ -171,6 +214,7 @@ class TransformersBackend:
     def __init__(self, config: TransformersConfig) -> None:
         torch, transformers = _import_torch()
         self._torch = torch
+        self._transformers_version = transformers.__version__
         self.config = config
         self.n_ctx = config.n_ctx
         self._lock = threading.RLock()
@@ -215,6 +259,8 @@ class TransformersBackend:
         self._add_bos = self._bos_id is not None and bool(probe) and probe[0] == self._bos_id
         self._pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
         self._eog = self._end_of_generation_ids()
+        self._controls = self._control_tokens()
+        self._splits: dict[str, list] = {}  # template pieces cut at their control tokens
         self._eos_text = self._pick_eos_text()
 
         if config.batch_size == "auto":
@@ -226,6 +272,12 @@ class TransformersBackend:
         # transformers 5 renamed ``past_key_values`` to ``cache`` (input and output)
         params = inspect.signature(self._model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._decoder = self._model.get_decoder()
+        decoder_params = inspect.signature(self._decoder.forward).parameters
+        self._decoder_cache_kw = "cache" if "cache" in decoder_params else "past_key_values"
+        self._decoder_takes_cache_position = "cache_position" in decoder_params
+        self._softcap = getattr(getattr(self._model, "config", None), "final_logit_softcapping", None)
+        self.tokens_padded = 0  # padding positions run through the model (waste)
         self._cached_tokens: list[int] = []  # next_logits' KV cache holds these tokens
         self._cache = None
         self.tokens_evaluated = 0  # real (unpadded) prompt tokens run through the model
@@ -254,11 +306,69 @@ class TransformersBackend:
                 return text
         return self._tok.eos_token or ""
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        ids = list(self._tok(text, add_special_tokens=False).input_ids)
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        kwargs = {} if special else {"split_special_tokens": True}
+        ids = list(self._tok(text, add_special_tokens=False, **kwargs).input_ids)
         if add_bos and self._add_bos:
             ids.insert(0, self._bos_id)
         return ids
+
+    def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
+        """Ids of ``(text, parse_special)`` pieces: control tokens only from parsed pieces.
+
+        The whole text is tokenised as before; only when a control token
+        came from a plain piece are the pieces tokenised fragment by
+        fragment, the plain ones with special tokens split (so for prompts
+        without forged markers the ids equal ``tokenize(whole)``).
+        """
+        text = "".join(t for t, _ in pieces)
+        ids: list[int] | None = None
+        if getattr(self._tok, "is_fast", False):
+            enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)
+            plain, pos = [], 0
+            for part, special in pieces:
+                if not special:
+                    plain.append((pos, pos + len(part)))
+                pos += len(part)
+            forged = any(
+                token in self._controls and any(a < end and start < b for a, b in plain)
+                for token, (start, end) in zip(enc.input_ids, enc.offset_mapping)
+            )
+            ids = None if forged else list(enc.input_ids)
+        if ids is None:
+            ids = []
+            for fragment in fragments(pieces, self._template_split):
+                if isinstance(fragment, int):
+                    ids.append(fragment)
+                else:
+                    ids.extend(self.tokenize(fragment, add_bos=False, special=False))
+        if add_bos and self._add_bos:
+            ids.insert(0, self._bos_id)
+        return ids
+
+    def _template_split(self, text: str) -> list[str | Control]:
+        """``_split_controls``, cached: templates have few distinct pieces."""
+        found = self._splits.get(text)
+        if found is None:
+            found = self._split_controls(text)
+            if len(self._splits) < 512:
+                self._splits[text] = found
+        return list(found)
+
+    def _split_controls(self, text: str) -> list[str | Control]:
+        tokens = self.tokenize(text, add_bos=False)
+        return split_at_controls(text, tokens, self._controls.get, self.token_text)
+
+    def _control_tokens(self) -> dict[int, Control]:
+        """The special added tokens (those special-token parsing alone produces)."""
+        out: dict[int, Control] = {}
+        for token_id, added in getattr(self._tok, "added_tokens_decoder", {}).items():
+            if getattr(added, "special", False):
+                out[int(token_id)] = Control(
+                    int(token_id), lstrip=bool(getattr(added, "lstrip", False)),
+                    rstrip=bool(getattr(added, "rstrip", False)),
+                )
+        return out
 
     def token_text(self, token_id: int) -> str:
         return self._tok.decode([token_id], skip_special_tokens=False, clean_up_tokenization_spaces=False)
@@ -273,6 +383,17 @@ class TransformersBackend:
         template = getattr(self._tok, "chat_template", None)
         return template if isinstance(template, str) else None
 
+    def facts(self) -> BackendFacts:
+        params = list(self._model.parameters())
+        return BackendFacts(
+            architecture=str(getattr(self._model.config, "model_type", "") or ""),
+            n_params=sum(p.numel() for p in params),
+            quantization=str(self.dtype).removeprefix("torch."),
+            size_bytes=sum(p.numel() * p.element_size() for p in params),
+            device=self.device_kind,
+            tokenizer=f"transformers {self._transformers_version} ({type(self._tok).__name__})",
+        )
+
     # -- scoring -----------------------------------------------------------
 
     def label_logits(
@@ -285,28 +406,161 @@ class TransformersBackend:
             if not p:
                 raise JudgelabError(f"Prompt #{i} has no tokens; a judgment needs at least one.")
         ids = self._torch.tensor(list(token_ids), dtype=self._torch.long)
+        order = sorted(range(len(prompts)), key=lambda i: tuple(prompts[i]))
+        ordered = [prompts[i] for i in order]
+        runs = (
+            prefix_groups(ordered, min_shared=self.config.min_shared_tokens)
+            if self.config.share_prefixes
+            else [(0, len(ordered), 0)]
+        )
+        alone: list[int] = []
         with self._lock:
-            for bucket in self._buckets(prompts):
-                logits = self._last_logits([prompts[i] for i in bucket])
-                out[bucket] = logits[:, ids.to(logits.device)].double().cpu().numpy()
+            for lo, hi, shared in runs:
+                if not shared:
+                    alone.extend(order[lo:hi])
+                    continue
+                logits = self._shared_prefix_logits(ordered[lo][:shared], [p[shared:] for p in ordered[lo:hi]])
+                out[order[lo:hi]] = logits[:, ids.to(logits.device)].double().cpu().numpy()
+            groups = self._packs(prompts, alone) if self.config.pack else self._buckets(prompts, alone)
+            for group in groups:
+                batch = [prompts[i] for i in group]
+                logits = self._packed_logits(batch) if self.config.pack else self._last_logits(batch)
+                out[group] = logits[:, ids.to(logits.device)].double().cpu().numpy()
         return out
 
-    def _buckets(self, prompts: Sequence[Sequence[int]]) -> list[list[int]]:
-        """Indices of prompts in batches of similar length (shortest first)."""
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    def _packs(self, prompts: Sequence[Sequence[int]], which: Sequence[int]) -> list[list[int]]:
+        """Indices of prompts in packs of at most the token budget (a longer prompt packs alone)."""
+        budget = self._max_tokens or _AUTO_TOKENS[self.device_kind]
+        packs: list[list[int]] = []
+        current: list[int] = []
+        size = 0
+        for i in sorted(which, key=lambda i: len(prompts[i])):
+            if current and (size + len(prompts[i]) > budget or len(current) >= self._max_rows):
+                packs.append(current)
+                current, size = [], 0
+            current.append(i)
+            size += len(prompts[i])
+        if current:
+            packs.append(current)
+        return packs
+
+    def _packed_logits(self, batch: list[Sequence[int]]):
+        """Logits at the last token of each prompt, the prompts packed into one row, no padding."""
+        torch = self._torch
+        dev = self._input_device
+        flat = torch.tensor([t for p in batch for t in p], dtype=torch.long, device=dev)[None]
+        positions = torch.cat([torch.arange(len(p)) for p in batch]).to(dev)[None]
+        ends = torch.tensor([len(p) for p in batch]).cumsum(0) - 1
+        with torch.inference_mode():
+            hidden = self._decoder(input_ids=flat, position_ids=positions, use_cache=False).last_hidden_state[0]
+            logits = self._output_logits(hidden[ends.to(hidden.device)])
+        self.forward_passes += 1
+        self.tokens_evaluated += sum(len(p) for p in batch)
+        return logits.float()
+
+    def _output_logits(self, hidden):
+        """The output layer (and a final logit soft-cap, when the model has one) on hidden states."""
+        logits = self._model.get_output_embeddings()(hidden)
+        if self._softcap:
+            logits = self._torch.tanh(logits / self._softcap) * self._softcap
+        return logits
+
+    def _buckets(self, prompts: Sequence[Sequence[int]], which: Sequence[int] | None = None) -> list[list[int]]:
+        """Indices of prompts (``which``, default all) in batches of similar length (shortest first).
+
+        A batch is cut when it would exceed the row or token budget, or when
+        padding would exceed ``_MAX_PADDING`` of its tokens.
+        """
+        which = range(len(prompts)) if which is None else which
+        order = sorted(which, key=lambda i: len(prompts[i]))
         buckets: list[list[int]] = []
         current: list[int] = []
+        real = 0
         for i in order:
             longest = len(prompts[i])  # sorted: the newcomer is the longest
-            fits_rows = len(current) < self._max_rows
-            fits_tokens = self._max_tokens is None or (len(current) + 1) * longest <= self._max_tokens
-            if current and not (fits_rows and fits_tokens):
+            rows = len(current) + 1
+            fits_rows = rows <= self._max_rows
+            fits_tokens = self._max_tokens is None or rows * longest <= self._max_tokens
+            fits_padding = rows * longest - (real + longest) <= _MAX_PADDING * rows * longest
+            if current and not (fits_rows and fits_tokens and fits_padding):
                 buckets.append(current)
-                current = []
+                current, real = [], 0
             current.append(i)
+            real += longest
         if current:
             buckets.append(current)
         return buckets
+
+    def _shared_prefix_logits(self, prefix: Sequence[int], suffixes: list[Sequence[int]]):
+        """Logits after ``prefix + suffix`` for each suffix, the prefix computed once.
+
+        The prefix runs alone and keeps its key/values; each batch of
+        suffixes runs over a copy of them, expanded to the batch. Suffixes
+        are right-padded, so every real token sits at its own position in
+        the cache (sliding-window layers see the same distances as when the
+        prompt runs whole), and the last real token's hidden state of each
+        row goes through the output layer.
+        """
+        torch = self._torch
+        dev = self._input_device
+        n = len(prefix)
+        with torch.inference_mode():
+            result = self._model(
+                input_ids=torch.tensor([list(prefix)], dtype=torch.long, device=dev),
+                position_ids=torch.arange(n, device=dev)[None],
+                use_cache=True,
+                logits_to_keep=1,
+            )
+        cache = getattr(result, self._cache_kw)
+        self.forward_passes += 1
+        self.tokens_evaluated += n
+        rows_out = []
+        budget = (self._max_tokens or 1 << 30)
+        start = 0
+        while start < len(suffixes):
+            # rows of one batch: within the row budget and the token budget (prefix included)
+            end = start + 1
+            while end < len(suffixes) and end - start < self._max_rows:
+                width = max(len(s) for s in suffixes[start:end + 1])
+                if (end + 1 - start) * (n + width) > budget:
+                    break
+                end += 1
+            rows_out.append(self._suffix_batch(cache, n, suffixes[start:end]))
+            start = end
+        return torch.cat(rows_out)
+
+    def _suffix_batch(self, cache, n: int, batch: list[Sequence[int]]):
+        torch = self._torch
+        dev = self._input_device
+        rows, width = len(batch), max(len(s) for s in batch)
+        input_ids = torch.full((rows, width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((rows, n + width), dtype=torch.long)
+        mask[:, :n] = 1
+        lengths = torch.tensor([len(s) for s in batch], dtype=torch.long)
+        for row, s in enumerate(batch):
+            input_ids[row, : len(s)] = torch.tensor(list(s), dtype=torch.long)
+            mask[row, n : n + len(s)] = 1
+        positions = torch.arange(n, n + width)[None].expand(rows, width)
+        copied = copy.deepcopy(cache)
+        if rows > 1:
+            copied.batch_repeat_interleave(rows)
+        kwargs = {self._decoder_cache_kw: copied}
+        if self._decoder_takes_cache_position:
+            kwargs["cache_position"] = torch.arange(n, n + width, device=dev)
+        with torch.inference_mode():
+            hidden = self._decoder(
+                input_ids=input_ids.to(dev),
+                attention_mask=mask.to(dev),
+                position_ids=positions.to(dev),
+                use_cache=True,
+                **kwargs,
+            ).last_hidden_state
+            last = hidden[torch.arange(rows, device=hidden.device), (lengths - 1).to(hidden.device)]
+            logits = self._output_logits(last)
+        self.forward_passes += 1
+        self.tokens_evaluated += int(lengths.sum())
+        self.tokens_padded += rows * width - int(lengths.sum())
+        return logits.float()
 
     def _last_logits(self, batch: list[Sequence[int]]):
         """Logits at the last token of each prompt: a (len(batch), vocab) tensor."""
@@ -329,6 +583,7 @@ class TransformersBackend:
             )
         self.forward_passes += 1
         self.tokens_evaluated += sum(len(p) for p in batch)
+        self.tokens_padded += len(batch) * width - sum(len(p) for p in batch)
         return result.logits[:, -1, :].float()
 
     def next_logits(self, tokens: Sequence[int]) -> np.ndarray:

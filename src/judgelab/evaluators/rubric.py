@@ -214,10 +214,11 @@ class RubricEvaluator(BaseEvaluator):
         bases = [self.prompt(r) for r in requests]
         if self.mode == "explained":
             feedbacks: list[str | None] = [self._feedback(b) for b in bases]
-            prompts = [f"{b}<feedback>{fb}</feedback>\n<score>" for b, fb in zip(bases, feedbacks)]
+            # ``+`` keeps the rendered prompt's plain parts plain (an f-string would not)
+            prompts = [b + "<feedback>" + (fb or "") + "</feedback>\n<score>" for b, fb in zip(bases, feedbacks)]
         else:
             feedbacks = [None] * len(bases)
-            prompts = [f"{b}<score>" for b in bases]
+            prompts = [b + "<score>" for b in bases]
         judgments = self.model.judge_many(prompts, self.labels)
         return [self._response(j, fb) for j, fb in zip(judgments, feedbacks)]
 
