@@ -39,3 +39,18 @@ def http(base_url):
     """An httpx client carrying the API key."""
     with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=120) as client:
         yield client
+
+
+LIMITED_BODY = 1024 * 1024
+
+
+@pytest.fixture(scope="session")
+def limited_server():
+    """A ``judgelab serve`` subprocess with tight limits (1 MiB bodies)."""
+    import _cli_server
+
+    server = _cli_server.start(
+        "--threads", "1", "--labels", "Yes,No", "--max-body-bytes", str(LIMITED_BODY),
+    )
+    yield server
+    server.stop()

@@ -2,71 +2,19 @@
 
 from __future__ import annotations
 
-import gzip
 import hmac
 import json
-import zlib
 from typing import Any, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
 from judgelab.server._errors import APIError, from_validation_error
+from judgelab.server._inflate import inflater_for, step_for
 
 __all__ = ["read_json", "parse_body", "check_auth"]
 
 M = TypeVar("M", bound=BaseModel)
-
-
-def _zstd_decompress():
-    try:  # Python 3.14+
-        from compression.zstd import decompress  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from backports.zstd import decompress  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-    return decompress
-
-
-def _decode(raw: bytes, encoding: str, limit: int) -> bytes:
-    encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
-        return raw
-    try:
-        if encoding in ("gzip", "x-gzip"):
-            out = gzip.decompress(raw)
-        elif encoding == "deflate":
-            out = zlib.decompress(raw)
-        elif encoding == "zstd":
-            decompress = _zstd_decompress()
-            if decompress is None:
-                raise APIError(
-                    415,
-                    "Request body is zstd-compressed but this server cannot decompress zstd. "
-                    "Install it on the server (pip install backports.zstd), or send the body "
-                    "uncompressed (TypeSafeClient(compression=False)).",
-                    code="unsupported_content_encoding",
-                )
-            out = decompress(raw)
-        else:
-            raise APIError(
-                415,
-                f"Unsupported Content-Encoding {encoding!r}; send identity, gzip, deflate or zstd.",
-                code="unsupported_content_encoding",
-            )
-    except APIError:
-        raise
-    except Exception as exc:  # corrupt compressed data
-        raise APIError(400, f"Request body is not valid {encoding} data: {exc}", code="invalid_body") from exc
-    if len(out) > limit:
-        raise APIError(
-            413,
-            f"Request body is {len(out)} bytes once decompressed; the limit is {limit} "
-            "(judgelab serve --max-body-bytes).",
-            code="body_too_large",
-        )
-    return out
 
 
 async def read_json(request: Request, limit: int) -> Any:
@@ -86,18 +34,7 @@ async def read_json(request: Request, limit: int) -> Any:
             "Send the state and questions as application/json without assets.",
             code="unsupported_media_type",
         )
-    chunks = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise APIError(
-                413,
-                f"Request body is over the limit of {limit} bytes (judgelab serve --max-body-bytes).",
-                code="body_too_large",
-            )
-        chunks.append(chunk)
-    raw = _decode(b"".join(chunks), request.headers.get("content-encoding", ""), limit)
+    raw = await _read_body(request, limit)
     if not raw.strip():
         raise APIError(400, "Request body is empty; send a JSON object.", code="invalid_json")
     try:
@@ -110,6 +47,38 @@ async def read_json(request: Request, limit: int) -> Any:
             f"Request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.",
             code="invalid_json",
         ) from exc
+
+
+async def _read_body(request: Request, limit: int) -> bytearray:
+    """The body, decompressed as it streams in; 413 once either size passes ``limit``."""
+    encoding = request.headers.get("content-encoding", "")
+    inflater = inflater_for(encoding)  # 415 before reading anything
+    body = bytearray()
+    received = 0
+    try:
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                raise APIError(
+                    413,
+                    f"Request body is over the limit of {limit} bytes (judgelab serve --max-body-bytes).",
+                    code="body_too_large",
+                )
+            for piece in inflater.feed(chunk, step_for(limit, len(body))):
+                body += piece
+                if len(body) > limit:
+                    raise APIError(
+                        413,
+                        f"Request body is over {limit} bytes once decompressed; the limit is {limit} "
+                        "(judgelab serve --max-body-bytes).",
+                        code="body_too_large",
+                    )
+        inflater.finish()
+    except APIError:
+        raise
+    except Exception as exc:  # corrupt compressed data (zlib.error, zstd errors)
+        raise APIError(400, f"Request body is not valid {encoding.strip()} data: {exc}", code="invalid_body") from exc
+    return body
 
 
 async def parse_body(request: Request, model: type[M]) -> M:
