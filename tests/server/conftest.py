@@ -42,15 +42,17 @@ def http(base_url):
 
 
 LIMITED_BODY = 1024 * 1024
+LIMITED_PROMPTS = 24
 
 
 @pytest.fixture(scope="session")
 def limited_server():
-    """A ``judgelab serve`` subprocess with tight limits (1 MiB bodies)."""
+    """A ``judgelab serve`` subprocess with tight limits (1 MiB bodies, 24 prompts a request, one prompt per request per turn)."""
     import _cli_server
 
     server = _cli_server.start(
         "--threads", "1", "--labels", "Yes,No", "--max-body-bytes", str(LIMITED_BODY),
+        "--turn-tokens", "1", "--max-request-prompts", str(LIMITED_PROMPTS),
     )
     yield server
     server.stop()

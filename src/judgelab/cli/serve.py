@@ -40,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-window-ms", type=float, default=5.0, help="micro-batching window (default 5 ms)")
     p.add_argument("--max-batch", type=int, default=64, help="most prompts per batch (default 64)")
     p.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024, help="largest request body (default 8 MiB)")
+    p.add_argument("--max-request-prompts", type=int, default=256,
+                   help="most prompts (document chunks x claims x questions) one request may ask for; "
+                   "more gets 413 (default 256)")
+    p.add_argument("--turn-tokens", type=int, default=4096,
+                   help="most prompt tokens one request gets per engine call while others wait, so long "
+                   "requests take turns with short ones (default 4096)")
     p.add_argument("--num-predict", type=int, default=2, help="Ollama num_predict when a request sets none (default 2)")
     p.add_argument("--graceful-timeout", type=float, default=None,
                    help="seconds to wait for in-flight requests on shutdown (default: until they finish)")
@@ -66,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         batch_window_ms=args.batch_window_ms,
         max_batch_prompts=args.max_batch,
         max_body_bytes=args.max_body_bytes,
+        max_request_prompts=args.max_request_prompts,
+        turn_tokens=args.turn_tokens,
         default_num_predict=args.num_predict,
     )
     options = {k: v for k, v in (("n_ctx", args.n_ctx), ("n_threads", args.threads),

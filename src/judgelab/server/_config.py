@@ -36,7 +36,14 @@ class ServerConfig:
     max_batch_prompts
         The most prompts one batch holds.
     max_body_bytes
-        Larger request bodies get 413.
+        Larger request bodies get 413, also once decompressed.
+    max_request_prompts
+        The most prompts (document chunks x claims x questions) one request
+        may ask for; more gets 413.
+    turn_tokens
+        The most prompt tokens one request gets in one engine call while other
+        requests wait (its first prompt always goes): a long request runs over
+        several turns, with other requests' prompts between them.
     default_num_predict
         Ollama's ``num_predict`` when a request does not set it.
     """
@@ -48,6 +55,8 @@ class ServerConfig:
     max_batch_prompts: int = 64
     max_body_bytes: int = 8 * 1024 * 1024
     default_num_predict: int = 2
+    max_request_prompts: int = 256
+    turn_tokens: int = 4096
 
     def __post_init__(self) -> None:
         if self.labels is not None and len(self.labels) < 2:
@@ -58,6 +67,10 @@ class ServerConfig:
             raise ValueError(f"max_batch_prompts must be >= 1, got {self.max_batch_prompts}")
         if self.max_body_bytes < 1024:
             raise ValueError(f"max_body_bytes must be >= 1024, got {self.max_body_bytes}")
+        if self.max_request_prompts < 1:
+            raise ValueError(f"max_request_prompts must be >= 1, got {self.max_request_prompts}")
+        if self.turn_tokens < 1:
+            raise ValueError(f"turn_tokens must be >= 1, got {self.turn_tokens}")
         if self.default_num_predict < 1:
             raise ValueError(f"default_num_predict must be >= 1, got {self.default_num_predict}")
 

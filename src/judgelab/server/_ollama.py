@@ -23,6 +23,7 @@ from judgelab import __version__
 from judgelab.engine import Judgment
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
+from judgelab.server._queued import guarded
 from judgelab.server._prompts import chat_prompt, message_text
 from judgelab.server._state import JudgeState
 
@@ -111,9 +112,10 @@ async def _judge(request: Request, body: _Common, prompt: str, kind: str):
     name = state.check_model(body.model)
     labels = state.resolve_labels(body.labels)
     t0 = time.perf_counter_ns()
-    judgment = await state.answer(prompt, labels, _num_predict(state, body), param=kind)
+    ticket = state.ticket()
+    answering = state.answer(prompt, labels, _num_predict(state, body), ticket, param=kind)
+    judgment, n_out = await guarded(request, ticket, answering)
     elapsed = time.perf_counter_ns() - t0
-    n_out = state.label_tokens(labels, judgment.label)
     state.metrics.add_output_tokens(n_out)
     final: dict[str, Any] = {
         "model": body.model or name,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgelab.engine import Judgment
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
+from judgelab.server._queued import guarded
 from judgelab.server._prompts import chat_prompt, message_text
 from judgelab.server._state import JudgeState
 
@@ -88,8 +89,8 @@ async def chat_completions(request: Request):
     ]
     prompt = chat_prompt(state.model, messages)
     max_tokens = body.max_completion_tokens or body.max_tokens
-    judgment = await state.answer(prompt, labels, max_tokens, param="messages")
-    n_out = state.label_tokens(labels, judgment.label)
+    ticket = state.ticket()
+    judgment, n_out = await guarded(request, ticket, state.answer(prompt, labels, max_tokens, ticket, param="messages"))
     state.metrics.add_output_tokens(n_out)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
