@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from judgelab.specs import DEFAULT_MODEL_ID
 
@@ -57,15 +58,17 @@ def _labels(text: str | None) -> tuple[str, ...] | None:
         return None
     labels = tuple(part.strip() for part in text.split(",") if part.strip())
     if len(labels) < 2:
-        raise SystemExit(f"judgelab serve: error: --labels needs at least two comma-separated labels, got {text!r}")
+        raise ValueError(f"--labels needs at least two comma-separated labels, got {text!r}")
     return labels
 
 
-def run(args: argparse.Namespace) -> int:
-    from judgelab.engine import load_model
-    from judgelab.server import ServerConfig, create_app, serve
+def _config(args: argparse.Namespace):
+    """The server config from the flags; ``ValueError`` naming the flag for a bad value."""
+    from judgelab.server import ServerConfig
 
-    config = ServerConfig.from_env(
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be between 0 and 65535, got {args.port}")
+    return ServerConfig.from_env(
         api_key=args.api_key,
         labels=_labels(args.labels),
         aliases=tuple(args.alias),
@@ -76,6 +79,17 @@ def run(args: argparse.Namespace) -> int:
         turn_tokens=args.turn_tokens,
         default_num_predict=args.num_predict,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    from judgelab.engine import load_model
+    from judgelab.server import create_app, serve
+
+    try:  # every option is checked before the model loads
+        config = _config(args)
+    except ValueError as exc:
+        print(f"judgelab serve: error: {exc}", file=sys.stderr)
+        return 2
     options = {k: v for k, v in (("n_ctx", args.n_ctx), ("n_threads", args.threads),
                                  ("n_gpu_layers", args.n_gpu_layers)) if v is not None}
     model = load_model(args.model, backend=args.backend, **options)

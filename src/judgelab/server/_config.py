@@ -60,19 +60,19 @@ class ServerConfig:
 
     def __post_init__(self) -> None:
         if self.labels is not None and len(self.labels) < 2:
-            raise ValueError(f"labels needs at least two labels, got {list(self.labels)}")
+            raise ValueError(f"labels (--labels) needs at least two labels, got {list(self.labels)}")
         if self.batch_window_ms < 0:
-            raise ValueError(f"batch_window_ms must be >= 0, got {self.batch_window_ms}")
+            raise ValueError(f"batch_window_ms (--batch-window-ms) must be >= 0, got {self.batch_window_ms}")
         if self.max_batch_prompts < 1:
-            raise ValueError(f"max_batch_prompts must be >= 1, got {self.max_batch_prompts}")
+            raise ValueError(f"max_batch_prompts (--max-batch) must be >= 1, got {self.max_batch_prompts}")
         if self.max_body_bytes < 1024:
-            raise ValueError(f"max_body_bytes must be >= 1024, got {self.max_body_bytes}")
+            raise ValueError(f"max_body_bytes (--max-body-bytes) must be >= 1024, got {self.max_body_bytes}")
         if self.max_request_prompts < 1:
-            raise ValueError(f"max_request_prompts must be >= 1, got {self.max_request_prompts}")
+            raise ValueError(f"max_request_prompts (--max-request-prompts) must be >= 1, got {self.max_request_prompts}")
         if self.turn_tokens < 1:
-            raise ValueError(f"turn_tokens must be >= 1, got {self.turn_tokens}")
+            raise ValueError(f"turn_tokens (--turn-tokens) must be >= 1, got {self.turn_tokens}")
         if self.default_num_predict < 1:
-            raise ValueError(f"default_num_predict must be >= 1, got {self.default_num_predict}")
+            raise ValueError(f"default_num_predict (--num-predict) must be >= 1, got {self.default_num_predict}")
 
     @classmethod
     def from_env(cls, **kwargs) -> "ServerConfig":
