@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+import time
 import zlib
 
 import httpx
 import pytest
 
-from conftest import LIMITED_BODY
+from conftest import LIMITED_BODY, LIMITED_CONNECTIONS, LIMITED_HEADER_S
 
 MiB = 1024 * 1024
 
@@ -48,3 +50,48 @@ def test_corrupt_and_truncated_compressed_bodies_are_400(limited_server):
         r = httpx.post(f"{url}/api/show", content=content, headers={"Content-Encoding": "gzip"}, timeout=60)
         assert r.status_code == 400, r.text
         assert "not valid gzip data" in r.json()["error"]
+
+
+def _slow_client(port: int) -> socket.socket:
+    """A connection that has begun a request and sends the rest of its headers very slowly."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(b"POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    sock.settimeout(0.25)
+    return sock
+
+
+def _trickle_until_closed(sock: socket.socket) -> bool:
+    """Send one header byte per poll; True once the server closed the connection."""
+    try:
+        if sock.recv(1024) == b"":
+            return True
+    except TimeoutError:
+        pass
+    except OSError:
+        return True
+    try:
+        sock.sendall(b"x")
+    except OSError:
+        return True
+    return False
+
+
+def test_slow_header_clients_are_closed_and_the_connection_cap_holds(limited_server):
+    url = limited_server.url
+    slow = [_slow_client(limited_server.port) for _ in range(LIMITED_CONNECTIONS)]
+    idle = socket.create_connection(("127.0.0.1", limited_server.port), timeout=10)  # sends nothing at all
+    idle.settimeout(0.25)
+    try:
+        # while they hold every connection, a new request is refused instead of queued without bound
+        assert httpx.get(f"{url}/healthz", timeout=30).status_code == 503
+        open_ = set(range(len(slow))) | {-1}
+        deadline = time.monotonic() + 20 * LIMITED_HEADER_S  # generous: the machine may be busy
+        while open_ and time.monotonic() < deadline:
+            for i in list(open_):
+                if _trickle_until_closed(idle if i < 0 else slow[i]):
+                    open_.discard(i)
+        assert not open_, f"{len(open_)} slow connections still open after {20 * LIMITED_HEADER_S} s"
+    finally:
+        for sock in [*slow, idle]:
+            sock.close()
+    assert httpx.get(f"{url}/healthz", timeout=30).status_code == 200

@@ -47,6 +47,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--turn-tokens", type=int, default=4096,
                    help="most prompt tokens one request gets per engine call while others wait, so long "
                    "requests take turns with short ones (default 4096)")
+    p.add_argument("--header-timeout", type=float, default=10.0,
+                   help="seconds a client has to send its request headers (default 10)")
+    p.add_argument("--keep-alive-timeout", type=float, default=5.0,
+                   help="seconds an idle kept-alive connection stays open (default 5)")
+    p.add_argument("--max-connections", type=int, default=512,
+                   help="connections and requests at once; more get 503 (default 512)")
+    p.add_argument("--max-header-bytes", type=int, default=64 * 1024,
+                   help="largest request head in bytes (default 64 KiB)")
     p.add_argument("--num-predict", type=int, default=2, help="Ollama num_predict when a request sets none (default 2)")
     p.add_argument("--graceful-timeout", type=float, default=None,
                    help="seconds to wait for in-flight requests on shutdown (default: until they finish)")
@@ -77,6 +85,10 @@ def _config(args: argparse.Namespace):
         max_body_bytes=args.max_body_bytes,
         max_request_prompts=args.max_request_prompts,
         turn_tokens=args.turn_tokens,
+        header_timeout_s=args.header_timeout,
+        keep_alive_timeout_s=args.keep_alive_timeout,
+        max_connections=args.max_connections,
+        max_header_bytes=args.max_header_bytes,
         default_num_predict=args.num_predict,
     )
 
