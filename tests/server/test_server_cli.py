@@ -58,7 +58,7 @@ def test_serve_cli_key_from_env_and_graceful_shutdown():
             t.start()
         # SIGTERM once the requests are in flight (the metrics request itself is one more)
         in_flight = 0
-        while in_flight < 2 and any(t.is_alive() for t in threads):
+        while in_flight < 4 and any(t.is_alive() for t in threads):  # all three and this one
             in_flight = httpx.get(f"{base}/metrics", headers=headers, timeout=10).json()["in_flight"]
         proc.send_signal(signal.SIGTERM)
         assert in_flight >= 2, "the requests finished before SIGTERM; nothing was in flight"

@@ -31,7 +31,7 @@ from typing import Any
 
 from judgelab.engine import JudgeModel, Judgment
 
-__all__ = ["Batcher", "BatcherClosedError"]
+__all__ = ["Batcher", "BatcherClosedError", "prompt_name"]
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class Batcher:
         """
         if token_counts is None:
             try:
-                token_counts = [self.model.check_prompt(p, what=_what(prompts, i)) for i, p in enumerate(prompts)]
+                token_counts = [self.model.check_prompt(p, what=prompt_name(prompts, i)) for i, p in enumerate(prompts)]
             except Exception as exc:
                 failed: Future = Future()
                 failed.set_exception(exc)
@@ -250,7 +250,8 @@ class Batcher:
             job.future.set_exception(exc)
 
 
-def _what(prompts: Sequence[str], i: int) -> str:
+def prompt_name(prompts: Sequence[str], i: int) -> str:
+    """How an error names prompt ``i`` of ``prompts``."""
     return "prompt" if len(prompts) == 1 else f"prompt #{i}"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,7 +30,7 @@ from judgelab.server._http import parse_body
 from judgelab.server._queued import RequestTicket, guarded
 from judgelab.server._state import JudgeState
 
-__all__ = ["router", "EvaluatorFactory", "DEFAULT_EVALUATORS"]
+__all__ = ["register", "router", "EvaluatorFactory", "DEFAULT_EVALUATORS"]
 
 router = APIRouter()
 
@@ -121,3 +121,8 @@ async def evaluate_batch(request: Request):
     body = await parse_body(request, EvaluateBatchBody)
     request.app.state.judge.check_model(body.model)
     return {"responses": await _run(request, body.evaluator, body.threshold, [r.to_request() for r in body.requests])}
+
+
+def register(app: FastAPI) -> None:
+    """Serve /v1/evaluate and /v1/evaluate/batch on ``app``."""
+    app.include_router(router)

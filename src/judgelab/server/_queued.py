@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from fastapi import Request
 
 from judgelab.engine import JudgeModel, Judgment, ResolvedLabels
-from judgelab.server._batching import Batcher
+from judgelab.server._batching import Batcher, prompt_name
 from judgelab.server._errors import APIError
 from judgelab.specs import ModelSpec
 
@@ -138,10 +138,7 @@ class QueuedModel:
     def submit(self, prompts: Sequence[str], labels: Sequence[str]) -> Future:
         """Check, count against the ticket, and queue ``prompts``; the future holds the judgments."""
         self.model.resolve_labels(labels)
-        counts = [
-            self.model.check_prompt(p, what="prompt" if len(prompts) == 1 else f"prompt #{i}")
-            for i, p in enumerate(prompts)
-        ]
+        counts = [self.model.check_prompt(p, what=prompt_name(prompts, i)) for i, p in enumerate(prompts)]
         if self.ticket is not None:
             self.ticket.reserve(len(prompts))
         future = self.batcher.submit(prompts, labels, token_counts=counts, owner=self.ticket)

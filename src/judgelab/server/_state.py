@@ -46,6 +46,8 @@ class JudgeState:
         self.queued = QueuedModel(model, self.batcher)
         self.labels = tuple(config.labels) if config.labels else default_labels(model)
         self.names = [model.id, *[a for a in config.aliases if a != model.id]]
+        self.capabilities: list[str] = ["completion"]
+        """What ``/api/show`` reports; a protocol module's ``register`` may add its own."""
 
     # -- model names ---------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -26,7 +26,7 @@ from judgelab.server._queued import guarded
 from judgelab.server._state import JudgeState
 from judgelab.server._typed import answer_questions
 
-__all__ = ["router"]
+__all__ = ["register", "router"]
 
 router = APIRouter()
 
@@ -107,3 +107,8 @@ async def models(request: Request):
         ],
         "judgelab": {"version": __version__, "labels": list(state.labels)},
     }
+
+
+def register(app: FastAPI) -> None:
+    """Serve TypeSafe's /v1/systemone and /v1/models on ``app``."""
+    app.include_router(router)
