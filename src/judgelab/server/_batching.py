@@ -92,7 +92,7 @@ class Batcher:
         *,
         window: float = 0.005,
         max_prompts: int = 64,
-        turn_tokens: int = 4096,
+        turn_tokens: int = 1024,
         on_batch: Callable[[int, int, int], None] | None = None,
     ) -> None:
         self.model = model
