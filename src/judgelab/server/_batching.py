@@ -5,8 +5,10 @@ one ``judge_many`` call per turn, over one label set, in which every request
 waiting for that label set gets at most ``turn_tokens`` prompt tokens' worth
 of its prompts (always at least one prompt). A request with fifty document
 chunks therefore runs over many turns, and a short request that arrives in
-the meantime joins the next turn instead of waiting for all fifty. Requests
-are served round-robin, so no label set or request starves. When the worker
+the meantime gets the next turn instead of waiting for all fifty: requests
+that arrived since the last turn get a turn of their own (never two in a
+row), then everyone is served round-robin, so no label set or request
+starves. When the worker
 is idle it waits ``window`` seconds after the first job for others to batch
 with.
 
@@ -102,6 +104,7 @@ class Batcher:
         self.on_batch = on_batch
         self._queue: queue.Queue = queue.Queue()
         self._active: deque[_Job] = deque()
+        self._fresh_turn = False  # whether the last turn served only newly arrived jobs
         self._closed = False
         self._close_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="judgelab-model-worker", daemon=True)
@@ -201,11 +204,12 @@ class Batcher:
 
     def _turn(self) -> None:
         """One ``judge_many`` call: the head job's label set, a fair share of each waiting job."""
-        labels = self._active[0].labels
+        candidates = self._candidates()
+        labels = candidates[0].labels
         picked: list[tuple[_Job, list[int]]] = []
         spent: dict[int, int] = {}  # tokens taken this turn, per request
         room = self.max_prompts
-        for job in self._active:
+        for job in candidates:
             key = id(job.owner) if job.owner is not None else id(job)
             budget = self.turn_tokens - spent.get(key, 0)
             if job.labels != labels or room == 0 or budget <= 0:
@@ -220,6 +224,17 @@ class Batcher:
         waiting = [j for j in self._active if id(j) not in served]
         unfinished = [j for j, _ in picked if j.cursor < len(j.prompts)]
         self._active = deque(waiting + unfinished)
+
+    def _candidates(self) -> list[_Job]:
+        """Jobs that arrived since the last turn get a turn of their own (their answer need not
+        wait for a long request's chunk), but never two such turns in a row, so a stream of new
+        arrivals cannot starve the jobs already running."""
+        fresh = [j for j in self._active if j.cursor == 0]
+        if fresh and len(fresh) < len(self._active) and not self._fresh_turn:
+            self._fresh_turn = True
+            return fresh
+        self._fresh_turn = False
+        return list(self._active)
 
     def _judge(self, labels: tuple[str, ...], picked: list[tuple[_Job, list[int]]]) -> None:
         prompts = [job.prompts[i] for job, indices in picked for i in indices]
