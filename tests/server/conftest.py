@@ -39,3 +39,23 @@ def http(base_url):
     """An httpx client carrying the API key."""
     with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=120) as client:
         yield client
+
+
+LIMITED_BODY = 1024 * 1024
+LIMITED_PROMPTS = 24
+LIMITED_HEADER_S = 2
+LIMITED_CONNECTIONS = 16
+
+
+@pytest.fixture(scope="session")
+def limited_server():
+    """A ``judgelab serve`` subprocess with tight limits (1 MiB bodies, 24 prompts a request, one prompt per request per turn, 2 s for headers, 16 connections)."""
+    import _cli_server
+
+    server = _cli_server.start(
+        "--threads", "1", "--labels", "Yes,No", "--max-body-bytes", str(LIMITED_BODY),
+        "--turn-tokens", "1", "--max-request-prompts", str(LIMITED_PROMPTS),
+        "--header-timeout", str(LIMITED_HEADER_S), "--max-connections", str(LIMITED_CONNECTIONS),
+    )
+    yield server
+    server.stop()

@@ -58,7 +58,7 @@ def test_serve_cli_key_from_env_and_graceful_shutdown():
             t.start()
         # SIGTERM once the requests are in flight (the metrics request itself is one more)
         in_flight = 0
-        while in_flight < 2 and any(t.is_alive() for t in threads):
+        while in_flight < 4 and any(t.is_alive() for t in threads):  # all three and this one
             in_flight = httpx.get(f"{base}/metrics", headers=headers, timeout=10).json()["in_flight"]
         proc.send_signal(signal.SIGTERM)
         assert in_flight >= 2, "the requests finished before SIGTERM; nothing was in flight"
@@ -76,3 +76,23 @@ def test_serve_cli_key_from_env_and_graceful_shutdown():
         assert r.status_code == 200, r.text
         assert r.json()["message"]["content"] in {"Yes", "No"}
     assert f"{MODEL} (llama_cpp" in output and "labels Yes,No" in output
+
+
+@pytest.mark.parametrize("flags, what", [
+    (["--port", "99999"], "--port must be between 0 and 65535, got 99999"),
+    (["--max-body-bytes", "10"], "--max-body-bytes) must be >= 1024, got 10"),
+    (["--labels", "Yes"], "--labels needs at least two"),
+    (["--max-request-prompts", "0"], "--max-request-prompts) must be >= 1"),
+])
+def test_serve_rejects_bad_options_in_one_line_before_loading_the_model(flags, what, tmp_path):
+    # a model that does not exist: the option must be refused before anything tries to load it
+    missing = tmp_path / "no-such-model.gguf"
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main())", "serve",
+         "--model", str(missing), *flags],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and what in lines[0], proc.stderr
+    assert lines[0].startswith("judgelab serve: error:") and proc.stdout == ""

@@ -122,3 +122,25 @@ def test_metrics(http):
     assert chat["by_status"]["200"] >= 1 and chat["latency_ms"]["p50"] > 0
     text = http.get("/metrics", params={"format": "prometheus"}).text
     assert 'judgelab_judgments_total{model="gemma-3-270m"}' in text
+
+
+def test_lone_surrogate_is_400_not_500(http):
+    body = '{"model": "gemma-3-270m", "stream": false, "messages": [{"role": "user", "content": "x \\ud800"}]}'
+    assert "lone surrogate" in _error(http.post("/api/chat", content=body.encode()), 400)
+    r = http.post("/v1/chat/completions", content=body.replace("x \\ud800", "\\udfff y").encode())
+    assert "lone surrogate" in _error(r, 400)
+    # a proper surrogate pair is an ordinary character
+    pair = body.replace("x \\ud800", "\\ud83d\\ude00 Is Paris in France?")
+    assert http.post("/api/chat", content=pair.encode()).status_code == 200
+
+
+def test_deeply_nested_json_is_400_without_a_recursion_error(http, caplog):
+    deep = '{"model": "gemma-3-270m", "state": ' + "[" * 10_000 + "]" * 10_000 + ', "questions": {}}'
+    with caplog.at_level("ERROR"):
+        message = _error(http.post("/v1/systemone", content=deep.encode()), 400)
+        assert "nested 10001 levels deep" in message and "at most 64" in message
+        # brackets inside strings do not count
+        flat = json.dumps({"model": "gemma-3-270m", "state": "[" * 10_000, "questions": {}})
+        assert "questions" in _error(http.post("/v1/systemone", content=flat.encode()), 400)
+    assert not [r for r in caplog.records if "RecursionError" in r.getMessage() or (
+        r.exc_info and isinstance(r.exc_info[1], RecursionError))]

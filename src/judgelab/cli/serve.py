@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from judgelab.specs import DEFAULT_MODEL_ID
 
@@ -40,6 +41,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-window-ms", type=float, default=5.0, help="micro-batching window (default 5 ms)")
     p.add_argument("--max-batch", type=int, default=64, help="most prompts per batch (default 64)")
     p.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024, help="largest request body (default 8 MiB)")
+    p.add_argument("--max-request-prompts", type=int, default=256,
+                   help="most prompts (document chunks x claims x questions) one request may ask for; "
+                   "more gets 413 (default 256)")
+    p.add_argument("--turn-tokens", type=int, default=1024,
+                   help="most prompt tokens one request gets per engine call while others wait, so long "
+                   "requests take turns with short ones (default 1024)")
+    p.add_argument("--header-timeout", type=float, default=10.0,
+                   help="seconds a client has to send its request headers (default 10)")
+    p.add_argument("--keep-alive-timeout", type=float, default=5.0,
+                   help="seconds an idle kept-alive connection stays open (default 5)")
+    p.add_argument("--max-connections", type=int, default=512,
+                   help="connections and requests at once; more get 503 (default 512)")
+    p.add_argument("--max-header-bytes", type=int, default=64 * 1024,
+                   help="largest request head in bytes (default 64 KiB)")
     p.add_argument("--num-predict", type=int, default=2, help="Ollama num_predict when a request sets none (default 2)")
     p.add_argument("--graceful-timeout", type=float, default=None,
                    help="seconds to wait for in-flight requests on shutdown (default: until they finish)")
@@ -51,23 +66,42 @@ def _labels(text: str | None) -> tuple[str, ...] | None:
         return None
     labels = tuple(part.strip() for part in text.split(",") if part.strip())
     if len(labels) < 2:
-        raise SystemExit(f"judgelab serve: error: --labels needs at least two comma-separated labels, got {text!r}")
+        raise ValueError(f"--labels needs at least two comma-separated labels, got {text!r}")
     return labels
 
 
-def run(args: argparse.Namespace) -> int:
-    from judgelab.engine import load_model
-    from judgelab.server import ServerConfig, create_app, serve
+def _config(args: argparse.Namespace):
+    """The server config from the flags; ``ValueError`` naming the flag for a bad value."""
+    from judgelab.server import ServerConfig
 
-    config = ServerConfig.from_env(
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be between 0 and 65535, got {args.port}")
+    return ServerConfig.from_env(
         api_key=args.api_key,
         labels=_labels(args.labels),
         aliases=tuple(args.alias),
         batch_window_ms=args.batch_window_ms,
         max_batch_prompts=args.max_batch,
         max_body_bytes=args.max_body_bytes,
+        max_request_prompts=args.max_request_prompts,
+        turn_tokens=args.turn_tokens,
+        header_timeout_s=args.header_timeout,
+        keep_alive_timeout_s=args.keep_alive_timeout,
+        max_connections=args.max_connections,
+        max_header_bytes=args.max_header_bytes,
         default_num_predict=args.num_predict,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    from judgelab.engine import load_model
+    from judgelab.server import create_app, serve
+
+    try:  # every option is checked before the model loads
+        config = _config(args)
+    except ValueError as exc:
+        print(f"judgelab serve: error: {exc}", file=sys.stderr)
+        return 2
     options = {k: v for k, v in (("n_ctx", args.n_ctx), ("n_threads", args.threads),
                                  ("n_gpu_layers", args.n_gpu_layers)) if v is not None}
     model = load_model(args.model, backend=args.backend, **options)

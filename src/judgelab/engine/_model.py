@@ -187,14 +187,45 @@ class JudgeModel:
         """``probabilities`` for many prompts; shared prefixes are computed once."""
         return [j.probabilities for j in self.judge_many(prompts, labels)]
 
+    def check_prompt(self, prompt: str, *, what: str = "prompt") -> int:
+        """The prompt's token count, checked against the context.
+
+        Raises
+        ------
+        ContextLengthError
+            When the prompt has more tokens than the context holds.
+        """
+        n = len(self._tokens(prompt, True))
+        if n > self.n_ctx:
+            raise ContextLengthError(n, self.n_ctx, what=what)
+        return n
+
+    def check_label_fits(
+        self, labels: Sequence[str], label: str, max_tokens: int, *, option: str = "max_tokens"
+    ) -> int:
+        """The tokens ``label`` (one of ``labels``) takes, checked against ``max_tokens``.
+
+        Raises
+        ------
+        LabelError
+            When writing the label needs more than ``max_tokens`` tokens.
+        """
+        resolved = self.resolve_labels(labels)
+        n = resolved.n_tokens[resolved.labels.index(label)]
+        if n > max_tokens:
+            raise LabelError(
+                f"Label {label!r} takes {n} tokens but {option} is {max_tokens}; "
+                f"raise {option} or use single-token labels.",
+                labels=tuple(labels),
+            )
+        return n
+
     def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Judgment]:
         """The full ``Judgment`` (label, distribution, token count) of each prompt."""
         resolved = self.resolve_labels(labels)
+        for i, p in enumerate(prompts):
+            self.check_prompt(p, what="prompt" if len(prompts) == 1 else f"prompt #{i}")
         token_lists = [self.tokenize(p) for p in prompts]
-        for i, toks in enumerate(token_lists):
-            if len(toks) > self.n_ctx:
-                what = "prompt" if len(prompts) == 1 else f"prompt #{i}"
-                raise ContextLengthError(len(toks), self.n_ctx, what=what)
         logits = self.backend.label_logits(token_lists, resolved.token_ids)
         with self._lock:
             self.stats["judgments"] += len(prompts)
@@ -227,14 +258,7 @@ class JudgeModel:
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         judgment = self.judge(prompt, allowed)
-        resolved = self.resolve_labels(allowed)
-        n = resolved.n_tokens[resolved.labels.index(judgment.label)]
-        if n > max_tokens:
-            raise LabelError(
-                f"Label {judgment.label!r} takes {n} tokens but max_tokens is {max_tokens}; "
-                "raise max_tokens or use single-token labels.",
-                labels=tuple(allowed),
-            )
+        self.check_label_fits(allowed, judgment.label, max_tokens)
         return judgment.label
 
     def complete(self, prompt: str, max_tokens: int = 256, stop: Sequence[str] = ()) -> str:

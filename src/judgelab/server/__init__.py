@@ -12,9 +12,10 @@ judgelab).
 """
 
 from judgelab.server._app import create_app
-from judgelab.server._batching import Batcher, BatcherClosedError, QueuedModel
+from judgelab.server._batching import Batcher, BatcherClosedError
 from judgelab.server._config import API_KEY_ENV, DEFAULT_PORT, ServerConfig
 from judgelab.server._errors import APIError
+from judgelab.server._queued import QueuedModel, RequestTicket
 from judgelab.server._run import ServerThread, serve
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "BatcherClosedError",
     "DEFAULT_PORT",
     "QueuedModel",
+    "RequestTicket",
     "ServerConfig",
     "ServerThread",
     "create_app",

@@ -1,12 +1,22 @@
-"""One worker thread owns the model; requests reach it through a queue.
+"""One worker thread owns the model; requests reach it through a queue, and take turns.
 
-Concurrent judgment requests are micro-batched: the worker takes the first
-job, waits ``window`` seconds for more, and runs every job with the same labels
-as one ``judge_many`` call, so the engine computes shared prefixes once. A job
-is run exactly once; a prompt that does not fit the context fails its own job
-only. ``QueuedModel`` is a ``JudgeModel`` whose judging goes through the queue,
-so evaluators and typed questions written against ``JudgeModel`` are batched
-without knowing it.
+Each request's prompts become a job on the queue. The worker runs *turns*:
+one ``judge_many`` call per turn, over one label set, in which every request
+waiting for that label set gets at most ``turn_tokens`` prompt tokens' worth
+of its prompts (always at least one prompt). A request with fifty document
+chunks therefore runs over many turns, and a short request that arrives in
+the meantime gets the next turn instead of waiting for all fifty: requests
+that arrived since the last turn get a turn of their own (never two in a
+row), then everyone is served round-robin, so no label set or request
+starves. When the worker
+is idle it waits ``window`` seconds after the first job for others to batch
+with.
+
+A job is run exactly once; a prompt that does not fit the context fails its
+own job before it is queued (the engine's check, run in the caller's thread,
+so tokenising a huge prompt never holds the worker). A job whose future is
+cancelled (its client went away) is dropped at the next turn with its
+unjudged prompts.
 """
 
 from __future__ import annotations
@@ -15,15 +25,15 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
 
 from judgelab.engine import JudgeModel, Judgment
-from judgelab.errors import ContextLengthError
 
-__all__ = ["Batcher", "QueuedModel", "BatcherClosedError"]
+__all__ = ["Batcher", "BatcherClosedError", "prompt_name"]
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +42,29 @@ class BatcherClosedError(RuntimeError):
     """The server is shutting down and takes no new work."""
 
 
-@dataclass
+@dataclass(eq=False)
 class _Job:
     future: Future
+    owner: object
     prompts: Sequence[str] = ()
     labels: tuple[str, ...] = ()
+    token_counts: Sequence[int] = ()
     call: Callable[[JudgeModel], Any] | None = None
-    token_counts: list[int] = field(default_factory=list)
+    results: list[Judgment | None] = field(default_factory=list)
+    cursor: int = 0  # the next prompt to schedule
+
+    def take(self, budget: int, room: int) -> list[int]:
+        """Indices of the prompts for this turn: up to ``budget`` tokens, ``room`` prompts, at least one."""
+        taken: list[int] = []
+        tokens = 0
+        while self.cursor < len(self.prompts) and len(taken) < room:
+            n = self.token_counts[self.cursor]
+            if taken and tokens + n > budget:
+                break
+            taken.append(self.cursor)
+            tokens += n
+            self.cursor += 1
+        return taken
 
 
 _STOP = object()
@@ -52,11 +78,14 @@ class Batcher:
     model
         The loaded model; only the worker thread judges with it.
     window
-        Seconds to wait for more jobs after the first one arrives.
+        Seconds an idle worker waits for more jobs after the first one arrives.
     max_prompts
         The most prompts one ``judge_many`` call gets.
+    turn_tokens
+        The most prompt tokens one request gets in one ``judge_many`` call
+        when other requests wait (its first prompt always goes).
     on_batch
-        Called after each batch with ``(n_jobs, n_prompts, prompt_tokens)``.
+        Called after each call with ``(n_jobs, n_prompts, prompt_tokens)``.
     """
 
     def __init__(
@@ -65,13 +94,17 @@ class Batcher:
         *,
         window: float = 0.005,
         max_prompts: int = 64,
+        turn_tokens: int = 1024,
         on_batch: Callable[[int, int, int], None] | None = None,
     ) -> None:
         self.model = model
         self.window = window
         self.max_prompts = max_prompts
+        self.turn_tokens = turn_tokens
         self.on_batch = on_batch
         self._queue: queue.Queue = queue.Queue()
+        self._active: deque[_Job] = deque()
+        self._fresh_turn = False  # whether the last turn served only newly arrived jobs
         self._closed = False
         self._close_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="judgelab-model-worker", daemon=True)
@@ -79,13 +112,32 @@ class Batcher:
 
     # -- submitting ----------------------------------------------------------
 
-    def submit(self, prompts: Sequence[str], labels: Sequence[str]) -> Future:
-        """Judge ``prompts`` over ``labels``; the future holds ``list[Judgment]``."""
-        return self._put(_Job(Future(), prompts=list(prompts), labels=tuple(labels)))
+    def submit(
+        self, prompts: Sequence[str], labels: Sequence[str], *,
+        token_counts: Sequence[int] | None = None, owner: object = None,
+    ) -> Future:
+        """Judge ``prompts`` over ``labels``; the future holds ``list[Judgment]``.
+
+        ``token_counts`` are the prompts' checked token counts; without them
+        the engine checks each prompt here, in the caller's thread, and the
+        future fails with the engine's ``ContextLengthError`` for one that
+        does not fit. Jobs with the same ``owner`` (one HTTP request) share
+        one turn budget; cancelling the future drops the unjudged prompts.
+        """
+        if token_counts is None:
+            try:
+                token_counts = [self.model.check_prompt(p, what=prompt_name(prompts, i)) for i, p in enumerate(prompts)]
+            except Exception as exc:
+                failed: Future = Future()
+                failed.set_exception(exc)
+                return failed
+        job = _Job(Future(), owner, list(prompts), tuple(labels), list(token_counts))
+        job.results = [None] * len(job.prompts)
+        return self._put(job)
 
     def call(self, fn: Callable[[JudgeModel], Any]) -> Future:
-        """Run ``fn(model)`` on the worker, alone (for free-text ``complete``)."""
-        return self._put(_Job(Future(), call=fn))
+        """Run ``fn(model)`` on the worker, between turns (for free-text ``complete``)."""
+        return self._put(_Job(Future(), None, call=fn))
 
     def _put(self, job: _Job) -> Future:
         with self._close_lock:
@@ -96,7 +148,8 @@ class Batcher:
 
     @property
     def pending(self) -> int:
-        return self._queue.qsize()
+        """Jobs queued or partly judged."""
+        return self._queue.qsize() + len(self._active)
 
     def close(self, timeout: float | None = None) -> None:
         """Take no new jobs, finish every queued one, stop the worker."""
@@ -111,95 +164,118 @@ class Batcher:
 
     def _run(self) -> None:
         stopping = False
-        while not stopping:
-            first = self._queue.get()
-            if first is _STOP:
-                break
-            batch = [first]
-            n_prompts = len(first.prompts)
-            deadline = time.monotonic() + self.window
-            while n_prompts < self.max_prompts:
-                remaining = deadline - time.monotonic()
-                try:
-                    job = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if job is _STOP:
-                    stopping = True  # finish this batch (and nothing is queued behind STOP)
-                    break
-                batch.append(job)
-                n_prompts += len(job.prompts)
+        while not (stopping and not self._active):
+            if not self._active and not stopping:
+                stopping = self._admit(self._queue.get()) or self._gather(time.monotonic() + self.window)
+            elif not stopping:
+                stopping = self._gather(0.0)
+            self._active = deque(j for j in self._active if not j.future.cancelled())
+            if not self._active:
+                continue
             try:
-                self._process(batch)
-            except Exception:  # pragma: no cover - a bug; never let the worker die
-                log.exception("judge worker failed on a batch")
-                for job in batch:
-                    if not job.future.done():
-                        job.future.set_exception(RuntimeError("internal error in the judge worker"))
+                self._turn()
+            except Exception as exc:  # pragma: no cover - a bug; never let the worker die
+                log.exception("judge worker failed on a turn")
+                for job in self._active:
+                    _settle(job.future, exc=RuntimeError(f"internal error in the judge worker: {exc}"))
+                self._active.clear()
 
-    def _process(self, batch: list[_Job]) -> None:
-        groups: dict[tuple[str, ...], list[_Job]] = {}
-        for job in batch:
-            if not job.future.set_running_or_notify_cancel():
-                continue  # cancelled before it ran (client went away)
-            if job.call is not None:
-                self._run_call(job)
-                continue
+    def _gather(self, deadline: float) -> bool:
+        """Move queued jobs to the active list until ``deadline``; True once STOP arrived."""
+        while True:
+            remaining = deadline - time.monotonic()
             try:
-                job.token_counts = [len(self.model.tokenize(p)) for p in job.prompts]
-                for i, n in enumerate(job.token_counts):
-                    if n > self.model.n_ctx:
-                        what = "prompt" if len(job.prompts) == 1 else f"prompt #{i}"
-                        raise ContextLengthError(n, self.model.n_ctx, what=what)
-            except Exception as exc:
-                job.future.set_exception(exc)
+                job = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
+            except queue.Empty:
+                return False
+            if self._admit(job):
+                return True
+
+    def _admit(self, job: Any) -> bool:
+        if job is _STOP:
+            return True
+        if job.call is not None:
+            self._run_call(job)
+        elif not job.prompts:
+            _settle(job.future, [])
+        else:
+            self._active.append(job)
+        return False
+
+    def _turn(self) -> None:
+        """One ``judge_many`` call: the head job's label set, a fair share of each waiting job."""
+        candidates = self._candidates()
+        labels = candidates[0].labels
+        picked: list[tuple[_Job, list[int]]] = []
+        spent: dict[int, int] = {}  # tokens taken this turn, per request
+        room = self.max_prompts
+        for job in candidates:
+            key = id(job.owner) if job.owner is not None else id(job)
+            budget = self.turn_tokens - spent.get(key, 0)
+            if job.labels != labels or room == 0 or budget <= 0:
                 continue
-            groups.setdefault(job.labels, []).append(job)
-        for labels, jobs in groups.items():
-            prompts = [p for job in jobs for p in job.prompts]
-            try:
-                judgments = self.model.judge_many(prompts, labels) if prompts else []
-            except Exception as exc:
-                for job in jobs:
-                    job.future.set_exception(exc)
-                continue
-            start = 0
-            for job in jobs:
-                job.future.set_result(judgments[start : start + len(job.prompts)])
-                start += len(job.prompts)
-            if self.on_batch is not None:
-                self.on_batch(len(jobs), len(prompts), sum(sum(j.token_counts) for j in jobs))
+            indices = job.take(budget, room)
+            spent[key] = spent.get(key, 0) + sum(job.token_counts[i] for i in indices)
+            room -= len(indices)
+            picked.append((job, indices))
+        self._judge(labels, picked)
+        # served jobs go to the back, so the next turn starts with someone else
+        served = {id(job) for job, _ in picked}
+        waiting = [j for j in self._active if id(j) not in served]
+        unfinished = [j for j, _ in picked if j.cursor < len(j.prompts)]
+        self._active = deque(waiting + unfinished)
+
+    def _candidates(self) -> list[_Job]:
+        """Jobs that arrived since the last turn get a turn of their own (their answer need not
+        wait for a long request's chunk), but never two such turns in a row, so a stream of new
+        arrivals cannot starve the jobs already running."""
+        fresh = [j for j in self._active if j.cursor == 0]
+        if fresh and len(fresh) < len(self._active) and not self._fresh_turn:
+            self._fresh_turn = True
+            return fresh
+        self._fresh_turn = False
+        return list(self._active)
+
+    def _judge(self, labels: tuple[str, ...], picked: list[tuple[_Job, list[int]]]) -> None:
+        prompts = [job.prompts[i] for job, indices in picked for i in indices]
+        try:
+            judgments = self.model.judge_many(prompts, labels)
+        except Exception as exc:
+            for job, _ in picked:
+                job.cursor = len(job.prompts)
+                _settle(job.future, exc=exc)
+            return
+        start = 0
+        for job, indices in picked:
+            for i, judgment in zip(indices, judgments[start : start + len(indices)]):
+                job.results[i] = judgment
+            start += len(indices)
+            if job.cursor == len(job.prompts):
+                _settle(job.future, list(job.results))
+        if self.on_batch is not None:
+            tokens = sum(job.token_counts[i] for job, indices in picked for i in indices)
+            self.on_batch(len(picked), len(prompts), tokens)
 
     def _run_call(self, job: _Job) -> None:
+        if not job.future.set_running_or_notify_cancel():
+            return
         try:
             job.future.set_result(job.call(self.model))
         except Exception as exc:
             job.future.set_exception(exc)
 
 
-class QueuedModel(JudgeModel):
-    """A ``JudgeModel`` whose judgments run on a ``Batcher``'s worker.
+def prompt_name(prompts: Sequence[str], i: int) -> str:
+    """How an error names prompt ``i`` of ``prompts``."""
+    return "prompt" if len(prompts) == 1 else f"prompt #{i}"
 
-    Rendering, tokenising and label resolution run in the caller's thread
-    (they only read the model); every forward pass runs on the worker.
-    """
 
-    def __init__(self, model: JudgeModel, batcher: Batcher) -> None:
-        super().__init__(model.backend, model.spec)
-        self.inner = model
-        self.batcher = batcher
-        self.stats = model.stats
-
-    def resolve_labels(self, labels: Sequence[str]):
-        return self.inner.resolve_labels(labels)
-
-    def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Judgment]:
-        if not prompts:
-            return []
-        return self.batcher.submit(prompts, labels).result()
-
-    def complete(self, prompt: str, max_tokens: int = 256, stop: Sequence[str] = ()) -> str:
-        return self.batcher.call(lambda m: m.complete(prompt, max_tokens, stop)).result()
-
-    def close(self) -> None:  # the server owns the real model's lifetime
-        pass
+def _settle(future: Future, result: Any = None, *, exc: BaseException | None = None) -> None:
+    """Finish ``future`` unless its client cancelled it meanwhile."""
+    try:
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+    except InvalidStateError:
+        pass  # cancelled while its last prompts were being judged

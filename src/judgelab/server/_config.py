@@ -36,7 +36,25 @@ class ServerConfig:
     max_batch_prompts
         The most prompts one batch holds.
     max_body_bytes
-        Larger request bodies get 413.
+        Larger request bodies get 413, also once decompressed.
+    max_request_prompts
+        The most prompts (document chunks x claims x questions) one request
+        may ask for; more gets 413.
+    turn_tokens
+        The most prompt tokens one request gets in one engine call while other
+        requests wait (its first prompt always goes): a long request runs over
+        several turns, with other requests' prompts between them.
+    header_timeout_s
+        Seconds a client has to send a request's headers; slower connections
+        are closed.
+    keep_alive_timeout_s
+        Seconds an idle kept-alive connection stays open (uvicorn's
+        ``timeout_keep_alive``).
+    max_connections
+        Connections and requests at once; past it new requests get 503
+        (uvicorn's ``limit_concurrency``).
+    max_header_bytes
+        The largest request head (uvicorn's ``h11_max_incomplete_event_size``).
     default_num_predict
         Ollama's ``num_predict`` when a request does not set it.
     """
@@ -48,18 +66,36 @@ class ServerConfig:
     max_batch_prompts: int = 64
     max_body_bytes: int = 8 * 1024 * 1024
     default_num_predict: int = 2
+    max_request_prompts: int = 256
+    turn_tokens: int = 1024
+    header_timeout_s: float = 10.0
+    keep_alive_timeout_s: float = 5.0
+    max_connections: int = 512
+    max_header_bytes: int = 64 * 1024
 
     def __post_init__(self) -> None:
         if self.labels is not None and len(self.labels) < 2:
-            raise ValueError(f"labels needs at least two labels, got {list(self.labels)}")
+            raise ValueError(f"labels (--labels) needs at least two labels, got {list(self.labels)}")
         if self.batch_window_ms < 0:
-            raise ValueError(f"batch_window_ms must be >= 0, got {self.batch_window_ms}")
+            raise ValueError(f"batch_window_ms (--batch-window-ms) must be >= 0, got {self.batch_window_ms}")
         if self.max_batch_prompts < 1:
-            raise ValueError(f"max_batch_prompts must be >= 1, got {self.max_batch_prompts}")
+            raise ValueError(f"max_batch_prompts (--max-batch) must be >= 1, got {self.max_batch_prompts}")
         if self.max_body_bytes < 1024:
-            raise ValueError(f"max_body_bytes must be >= 1024, got {self.max_body_bytes}")
+            raise ValueError(f"max_body_bytes (--max-body-bytes) must be >= 1024, got {self.max_body_bytes}")
+        if self.max_request_prompts < 1:
+            raise ValueError(f"max_request_prompts (--max-request-prompts) must be >= 1, got {self.max_request_prompts}")
+        if self.turn_tokens < 1:
+            raise ValueError(f"turn_tokens (--turn-tokens) must be >= 1, got {self.turn_tokens}")
+        if not self.header_timeout_s > 0:
+            raise ValueError(f"header_timeout_s (--header-timeout) must be > 0, got {self.header_timeout_s}")
+        if not self.keep_alive_timeout_s > 0:
+            raise ValueError(f"keep_alive_timeout_s (--keep-alive-timeout) must be > 0, got {self.keep_alive_timeout_s}")
+        if self.max_connections < 1:
+            raise ValueError(f"max_connections (--max-connections) must be >= 1, got {self.max_connections}")
+        if self.max_header_bytes < 1024:
+            raise ValueError(f"max_header_bytes (--max-header-bytes) must be >= 1024, got {self.max_header_bytes}")
         if self.default_num_predict < 1:
-            raise ValueError(f"default_num_predict must be >= 1, got {self.default_num_predict}")
+            raise ValueError(f"default_num_predict (--num-predict) must be >= 1, got {self.default_num_predict}")
 
     @classmethod
     def from_env(cls, **kwargs) -> "ServerConfig":

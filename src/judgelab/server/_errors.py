@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import Request
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judgelab.errors import ContextLengthError, JudgelabError, LabelError, TemplateError
 
-__all__ = ["APIError", "error_response", "from_judgelab_error", "from_validation_error"]
+__all__ = ["APIError", "error_response", "from_judgelab_error", "from_validation_error", "install_error_handlers"]
+
+log = logging.getLogger(__name__)
 
 _TYPES = {
     400: "invalid_request_error",
@@ -24,6 +30,7 @@ _TYPES = {
     404: "not_found_error",
     413: "request_too_large",
     415: "unsupported_media_type",
+    499: "client_closed_request",
     500: "server_error",
     503: "unavailable",
 }
@@ -107,3 +114,32 @@ def from_judgelab_error(exc: JudgelabError, *, param: str | None = None) -> APIE
     if isinstance(exc, TemplateError):
         return APIError(400, str(exc), code="invalid_template", param=param)
     return APIError(400, str(exc), code=type(exc).__name__, param=param)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every error on ``app`` in the shape its protocol's clients read."""
+
+    @app.exception_handler(APIError)
+    async def _api_error(request: Request, exc: APIError):
+        return error_response(request, exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 404:
+            message = f"No endpoint {request.method} {request.url.path}; see docs/server.md for the endpoints."
+        elif exc.status_code == 405:
+            message = f"Method {request.method} is not allowed on {request.url.path}."
+        else:
+            message = str(exc.detail)
+        code = "not_found" if exc.status_code == 404 else None
+        return error_response(request, APIError(exc.status_code, message, code=code))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError):
+        return error_response(request, APIError(400, f"Invalid request: {exc.errors()}", code="invalid_request"))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        message = f"Internal error: {type(exc).__name__}: {exc}"
+        return error_response(request, APIError(500, message, code="internal_error"))

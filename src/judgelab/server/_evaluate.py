@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,13 +22,15 @@ from judgelab.evaluators import (
     Evaluator,
     FactCheckingEvaluator,
     RelevancyEvaluator,
+    evaluate_many,
 )
 from judgelab.server._batching import BatcherClosedError
 from judgelab.server._errors import APIError, from_judgelab_error
 from judgelab.server._http import parse_body
+from judgelab.server._queued import RequestTicket, guarded
 from judgelab.server._state import JudgeState
 
-__all__ = ["router", "EvaluatorFactory", "DEFAULT_EVALUATORS"]
+__all__ = ["register", "router", "EvaluatorFactory", "DEFAULT_EVALUATORS"]
 
 router = APIRouter()
 
@@ -77,7 +79,7 @@ class EvaluateBatchBody(BaseModel):
     model: str | None = None
 
 
-def _evaluator(request: Request, name: str, threshold: float) -> Evaluator:
+def _evaluator(request: Request, name: str, threshold: float, ticket: RequestTicket) -> Evaluator:
     state: JudgeState = request.app.state.judge
     factories: Mapping[str, EvaluatorFactory] = request.app.state.evaluators
     factory = factories.get(name)
@@ -89,16 +91,17 @@ def _evaluator(request: Request, name: str, threshold: float) -> Evaluator:
             param="evaluator",
         )
     try:
-        return factory(state.queued, threshold)
+        return factory(state.queued.for_request(ticket), threshold)
     except JudgelabError as exc:
         raise from_judgelab_error(exc, param="evaluator") from exc
 
 
-async def _run(evaluator: Evaluator, requests: list[EvaluationRequest]) -> list[dict[str, Any]]:
-    from judgelab.evaluators import evaluate_many
-
+async def _run(request: Request, name: str, threshold: float, requests: list[EvaluationRequest]) -> list[dict[str, Any]]:
+    """Evaluate in a pool thread (chunking long documents there, not on the worker); 499 if the client leaves."""
+    ticket: RequestTicket = request.app.state.judge.ticket()
+    evaluator = _evaluator(request, name, threshold, ticket)
     try:
-        responses = await run_in_threadpool(evaluate_many, evaluator, requests)
+        responses = await guarded(request, ticket, run_in_threadpool(evaluate_many, evaluator, requests))
     except BatcherClosedError as exc:
         raise APIError(503, str(exc), code="shutting_down") from exc
     except JudgelabError as exc:
@@ -110,13 +113,16 @@ async def _run(evaluator: Evaluator, requests: list[EvaluationRequest]) -> list[
 async def evaluate(request: Request):
     body = await parse_body(request, EvaluateBody)
     request.app.state.judge.check_model(body.model)
-    evaluator = _evaluator(request, body.evaluator, body.threshold)
-    return (await _run(evaluator, [body.request.to_request()]))[0]
+    return (await _run(request, body.evaluator, body.threshold, [body.request.to_request()]))[0]
 
 
 @router.post("/v1/evaluate/batch")
 async def evaluate_batch(request: Request):
     body = await parse_body(request, EvaluateBatchBody)
     request.app.state.judge.check_model(body.model)
-    evaluator = _evaluator(request, body.evaluator, body.threshold)
-    return {"responses": await _run(evaluator, [r.to_request() for r in body.requests])}
+    return {"responses": await _run(request, body.evaluator, body.threshold, [r.to_request() for r in body.requests])}
+
+
+def register(app: FastAPI) -> None:
+    """Serve /v1/evaluate and /v1/evaluate/batch on ``app``."""
+    app.include_router(router)

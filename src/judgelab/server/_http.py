@@ -2,71 +2,26 @@
 
 from __future__ import annotations
 
-import gzip
 import hmac
 import json
-import zlib
+import re
 from typing import Any, TypeVar
 
+import numpy as np
+
 from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ValidationError
 
 from judgelab.server._errors import APIError, from_validation_error
+from judgelab.server._inflate import inflater_for, step_for
 
 __all__ = ["read_json", "parse_body", "check_auth"]
 
 M = TypeVar("M", bound=BaseModel)
 
-
-def _zstd_decompress():
-    try:  # Python 3.14+
-        from compression.zstd import decompress  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from backports.zstd import decompress  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-    return decompress
-
-
-def _decode(raw: bytes, encoding: str, limit: int) -> bytes:
-    encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
-        return raw
-    try:
-        if encoding in ("gzip", "x-gzip"):
-            out = gzip.decompress(raw)
-        elif encoding == "deflate":
-            out = zlib.decompress(raw)
-        elif encoding == "zstd":
-            decompress = _zstd_decompress()
-            if decompress is None:
-                raise APIError(
-                    415,
-                    "Request body is zstd-compressed but this server cannot decompress zstd. "
-                    "Install it on the server (pip install backports.zstd), or send the body "
-                    "uncompressed (TypeSafeClient(compression=False)).",
-                    code="unsupported_content_encoding",
-                )
-            out = decompress(raw)
-        else:
-            raise APIError(
-                415,
-                f"Unsupported Content-Encoding {encoding!r}; send identity, gzip, deflate or zstd.",
-                code="unsupported_content_encoding",
-            )
-    except APIError:
-        raise
-    except Exception as exc:  # corrupt compressed data
-        raise APIError(400, f"Request body is not valid {encoding} data: {exc}", code="invalid_body") from exc
-    if len(out) > limit:
-        raise APIError(
-            413,
-            f"Request body is {len(out)} bytes once decompressed; the limit is {limit} "
-            "(judgelab serve --max-body-bytes).",
-            code="body_too_large",
-        )
-    return out
+MAX_JSON_DEPTH = 64
+"""Deeper request JSON gets 400: judges read flat states, and deep nesting only costs stack."""
 
 
 async def read_json(request: Request, limit: int) -> Any:
@@ -86,22 +41,30 @@ async def read_json(request: Request, limit: int) -> Any:
             "Send the state and questions as application/json without assets.",
             code="unsupported_media_type",
         )
-    chunks = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise APIError(
-                413,
-                f"Request body is over the limit of {limit} bytes (judgelab serve --max-body-bytes).",
-                code="body_too_large",
-            )
-        chunks.append(chunk)
-    raw = _decode(b"".join(chunks), request.headers.get("content-encoding", ""), limit)
+    raw = await _read_body(request, limit)
     if not raw.strip():
         raise APIError(400, "Request body is empty; send a JSON object.", code="invalid_json")
+    if len(raw) > _PARSE_INLINE_BYTES:  # keep the event loop free for other requests
+        return await run_in_threadpool(_parse_json, raw)
+    return _parse_json(raw)
+
+
+_PARSE_INLINE_BYTES = 256 * 1024
+
+
+def _parse_json(raw: bytearray) -> Any:
+    """Parse a JSON body: 400 for text that is not UTF-8 JSON, too deep, or has lone surrogates."""
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:  # else it cannot nest deeper
+        depth = _nesting_depth(raw)
+        if depth > MAX_JSON_DEPTH:
+            raise APIError(
+                400,
+                f"Request body is JSON nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted. "
+                "Flatten the state.",
+                code="invalid_json",
+            )
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
     except UnicodeDecodeError as exc:
         raise APIError(400, f"Request body is not UTF-8: {exc}", code="invalid_json") from exc
     except json.JSONDecodeError as exc:
@@ -110,6 +73,80 @@ async def read_json(request: Request, limit: int) -> Any:
             f"Request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.",
             code="invalid_json",
         ) from exc
+    _check_no_lone_surrogates(raw, data)
+    return data
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _nesting_depth(raw: bytes | bytearray) -> int:
+    """How deep the JSON's arrays and objects nest, counted outside strings.
+
+    Vectorised over the bytes (no recursion, no Python loop): a quote counts
+    unless an odd run of backslashes precedes it.
+    """
+    arr = np.frombuffer(bytes(raw), dtype=np.uint8)
+    index = np.arange(len(arr))
+    backslash = arr == ord("\\")
+    last_plain = np.maximum.accumulate(np.where(backslash, -1, index))
+    run_before = np.empty(len(arr), dtype=np.int64)
+    run_before[:1] = 0
+    run_before[1:] = index[:-1] - last_plain[:-1]  # backslashes right before each byte
+    quote = (arr == ord('"')) & (run_before % 2 == 0)
+    outside = np.cumsum(quote) % 2 == 0
+    opens = (arr == ord("[")) | (arr == ord("{"))
+    closes = (arr == ord("]")) | (arr == ord("}"))
+    steps = (opens & outside).astype(np.int32) - (closes & outside).astype(np.int32)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def _check_no_lone_surrogates(raw: bytes | bytearray, data: Any) -> None:
+    """400 for a ``\\ud800``-style escape that is not half of a pair: such text cannot be tokenised."""
+    if not _SURROGATE_ESCAPE.search(raw):
+        return
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end].encode("utf-8", "backslashreplace").decode()
+        raise APIError(
+            400,
+            f"Request body has a lone surrogate ({bad}) in a string; JSON text must be valid UTF-16 pairs. "
+            "Remove it or replace it with U+FFFD.",
+            code="invalid_json",
+        ) from exc
+
+
+async def _read_body(request: Request, limit: int) -> bytearray:
+    """The body, decompressed as it streams in; 413 once either size passes ``limit``."""
+    encoding = request.headers.get("content-encoding", "")
+    inflater = inflater_for(encoding)  # 415 before reading anything
+    body = bytearray()
+    received = 0
+    try:
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                raise APIError(
+                    413,
+                    f"Request body is over the limit of {limit} bytes (judgelab serve --max-body-bytes).",
+                    code="body_too_large",
+                )
+            for piece in inflater.feed(chunk, step_for(limit, len(body))):
+                body += piece
+                if len(body) > limit:
+                    raise APIError(
+                        413,
+                        f"Request body is over {limit} bytes once decompressed; the limit is {limit} "
+                        "(judgelab serve --max-body-bytes).",
+                        code="body_too_large",
+                    )
+        inflater.finish()
+    except APIError:
+        raise
+    except Exception as exc:  # corrupt compressed data (zlib.error, zstd errors)
+        raise APIError(400, f"Request body is not valid {encoding.strip()} data: {exc}", code="invalid_body") from exc
+    return body
 
 
 async def parse_body(request: Request, model: type[M]) -> M:

@@ -15,18 +15,19 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgelab import __version__
 from judgelab.engine import Judgment
+from judgelab.server._answers import answer_label, judgelab_field, label_logprobs
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
 from judgelab.server._prompts import chat_prompt, message_text
 from judgelab.server._state import JudgeState
 
-__all__ = ["router"]
+__all__ = ["register", "router"]
 
 router = APIRouter()
 
@@ -84,26 +85,11 @@ def _now() -> str:
 
 
 def _logprobs(j: Judgment, top: int | None) -> list[dict[str, Any]]:
-    ranked = sorted(j.logprobs.items(), key=lambda kv: -kv[1])
-    entry: dict[str, Any] = {"token": j.label, "logprob": _finite(j.logprobs[j.label])}
+    (label, logprob), ranked = label_logprobs(j, top)
+    entry: dict[str, Any] = {"token": label, "logprob": logprob}
     if top:
-        entry["top_logprobs"] = [{"token": t, "logprob": _finite(lp)} for t, lp in ranked[:top]]
+        entry["top_logprobs"] = [{"token": t, "logprob": lp} for t, lp in ranked]
     return [entry]
-
-
-def _finite(x: float) -> float:
-    """JSON has no -inf; OpenAI and Ollama write -9999 for "never"."""
-    return max(x, -9999.0)
-
-
-def _extra(j: Judgment, labels: tuple[str, ...], ignored: list[str]) -> dict[str, Any]:
-    return {
-        "label": j.label,
-        "probability": j.probability,
-        "probabilities": j.probabilities,
-        "labels": list(labels),
-        "ignored": ignored,
-    }
 
 
 async def _judge(request: Request, body: _Common, prompt: str, kind: str):
@@ -111,10 +97,8 @@ async def _judge(request: Request, body: _Common, prompt: str, kind: str):
     name = state.check_model(body.model)
     labels = state.resolve_labels(body.labels)
     t0 = time.perf_counter_ns()
-    judgment = await state.answer(prompt, labels, _num_predict(state, body), param=kind)
+    judgment, n_out = await answer_label(request, prompt, labels, _num_predict(state, body), param=kind)
     elapsed = time.perf_counter_ns() - t0
-    n_out = state.label_tokens(labels, judgment.label)
-    state.metrics.add_output_tokens(n_out)
     final: dict[str, Any] = {
         "model": body.model or name,
         "created_at": _now(),
@@ -129,7 +113,7 @@ async def _judge(request: Request, body: _Common, prompt: str, kind: str):
     }
     if body.logprobs:
         final["logprobs"] = _logprobs(judgment, body.top_logprobs)
-    final["judgelab"] = _extra(judgment, labels, _ignored(body))
+    final["judgelab"] = judgelab_field(judgment, labels, _ignored(body))
     return judgment, final
 
 
@@ -232,7 +216,7 @@ async def show(request: Request):
             "general.name": spec.id,
             f"{spec.family}.context_length": state.model.n_ctx,
         },
-        "capabilities": ["completion"],
+        "capabilities": list(state.capabilities),
         "modified_at": datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z"),
         "judgelab": {"labels": list(state.labels), "description": spec.description},
     }
@@ -241,3 +225,8 @@ async def show(request: Request):
 @router.get("/api/version")
 async def version():
     return {"version": __version__}
+
+
+def register(app: FastAPI) -> None:
+    """Serve Ollama's /api/* endpoints on ``app``."""
+    app.include_router(router)

@@ -12,19 +12,22 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgelab.engine import Judgment
+from judgelab.server._answers import answer_label, judgelab_field, label_logprobs
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
 from judgelab.server._prompts import chat_prompt, message_text
 from judgelab.server._state import JudgeState
 
-__all__ = ["router", "model_entries"]
+__all__ = ["register", "router", "model_entries"]
 
 router = APIRouter()
 
@@ -58,14 +61,13 @@ def _ignored(body: CompletionBody) -> list[str]:
 
 
 def _entry(token: str, logprob: float) -> dict[str, Any]:
-    lp = max(logprob, -9999.0)
-    return {"token": token, "logprob": lp, "bytes": list(token.encode("utf-8"))}
+    return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
 
 
 def _logprobs(j: Judgment, top: int | None) -> dict[str, Any]:
-    ranked = sorted(j.logprobs.items(), key=lambda kv: -kv[1])
-    entry = _entry(j.label, j.logprobs[j.label])
-    entry["top_logprobs"] = [_entry(t, lp) for t, lp in ranked[: top or 0]]
+    (label, logprob), ranked = label_logprobs(j, top)
+    entry = _entry(label, logprob)
+    entry["top_logprobs"] = [_entry(t, lp) for t, lp in ranked]
     return {"content": [entry], "refusal": None}
 
 
@@ -88,54 +90,67 @@ async def chat_completions(request: Request):
     ]
     prompt = chat_prompt(state.model, messages)
     max_tokens = body.max_completion_tokens or body.max_tokens
-    judgment = await state.answer(prompt, labels, max_tokens, param="messages")
-    n_out = state.label_tokens(labels, judgment.label)
-    state.metrics.add_output_tokens(n_out)
-    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
-    created = int(time.time())
+    judgment, n_out = await answer_label(request, prompt, labels, max_tokens, param="messages")
     usage = {
         "prompt_tokens": judgment.prompt_tokens,
         "completion_tokens": n_out,
         "total_tokens": judgment.prompt_tokens + n_out,
     }
-    logprobs = _logprobs(judgment, body.top_logprobs) if body.logprobs else None
-    extra = {
-        "label": judgment.label,
-        "probability": judgment.probability,
-        "probabilities": judgment.probabilities,
-        "labels": list(labels),
-        "ignored": _ignored(body),
-    }
-    common = {"id": completion_id, "created": created, "model": body.model,
-              "system_fingerprint": state.model.spec.spec_hash}
+    reply = _Reply(
+        common={"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": body.model,
+                "system_fingerprint": state.model.spec.spec_hash},
+        label=judgment.label,
+        logprobs=_logprobs(judgment, body.top_logprobs) if body.logprobs else None,
+        usage=usage,
+        extra=judgelab_field(judgment, labels, _ignored(body)),
+    )
     if not body.stream:
+        return reply.completion()
+    include_usage = bool((body.stream_options or {}).get("include_usage"))
+    return StreamingResponse(reply.events(include_usage), media_type="text/event-stream")
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """One answered completion, written whole or as server-sent events."""
+
+    common: dict[str, Any]
+    label: str
+    logprobs: dict[str, Any] | None
+    usage: dict[str, int]
+    extra: dict[str, Any]
+
+    def completion(self) -> dict[str, Any]:
         return {
-            **common,
+            **self.common,
             "object": "chat.completion",
             "choices": [{
                 "index": 0,
-                "message": {"role": "assistant", "content": judgment.label, "refusal": None},
-                "logprobs": logprobs,
+                "message": {"role": "assistant", "content": self.label, "refusal": None},
+                "logprobs": self.logprobs,
                 "finish_reason": "stop",
             }],
-            "usage": usage,
-            "judgelab": extra,
+            "usage": self.usage,
+            "judgelab": self.extra,
         }
-    include_usage = bool((body.stream_options or {}).get("include_usage"))
 
-    def chunk(delta: dict[str, Any], finish: str | None = None, lp: Any = None, **more: Any) -> str:
-        payload = {**common, "object": "chat.completion.chunk",
-                   "choices": [{"index": 0, "delta": delta, "logprobs": lp, "finish_reason": finish}], **more}
-        if include_usage:
-            payload.setdefault("usage", None)
-        return f"data: {json.dumps(payload)}\n\n"
+    def events(self, include_usage: bool) -> Iterator[str]:
+        def chunk(delta: dict[str, Any], finish: str | None = None, lp: Any = None, **more: Any) -> str:
+            payload = {**self.common, "object": "chat.completion.chunk",
+                       "choices": [{"index": 0, "delta": delta, "logprobs": lp, "finish_reason": finish}], **more}
+            if include_usage:
+                payload.setdefault("usage", None)
+            return f"data: {json.dumps(payload)}\n\n"
 
-    def events():
         yield chunk({"role": "assistant", "content": ""})
-        yield chunk({"content": judgment.label}, lp=logprobs)
-        yield chunk({}, "stop", judgelab=extra)
+        yield chunk({"content": self.label}, lp=self.logprobs)
+        yield chunk({}, "stop", judgelab=self.extra)
         if include_usage:
-            yield f"data: {json.dumps({**common, 'object': 'chat.completion.chunk', 'choices': [], 'usage': usage})}\n\n"
+            last = {**self.common, "object": "chat.completion.chunk", "choices": [], "usage": self.usage}
+            yield f"data: {json.dumps(last)}\n\n"
         yield "data: [DONE]\n\n"
 
-    return StreamingResponse(events(), media_type="text/event-stream")
+
+def register(app: FastAPI) -> None:
+    """Serve OpenAI's /v1/chat/completions on ``app``."""
+    app.include_router(router)

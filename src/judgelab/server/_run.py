@@ -9,12 +9,17 @@ import time
 import uvicorn
 from fastapi import FastAPI
 
+from judgelab.server._config import ServerConfig
+from judgelab.server._protocol import header_timeout_protocol
+
 __all__ = ["serve", "ServerThread"]
 
 log = logging.getLogger(__name__)
 
 
 def _uvicorn_config(app: FastAPI, host: str, port: int, log_level: str, graceful_s: float | None) -> uvicorn.Config:
+    """uvicorn's settings, with the connection limits of the app's ``ServerConfig``."""
+    limits: ServerConfig = app.state.judge.config
     return uvicorn.Config(
         app,
         host=host,
@@ -23,6 +28,10 @@ def _uvicorn_config(app: FastAPI, host: str, port: int, log_level: str, graceful
         access_log=log_level == "debug",
         timeout_graceful_shutdown=graceful_s,
         lifespan="on",
+        http=header_timeout_protocol(limits.header_timeout_s),
+        timeout_keep_alive=limits.keep_alive_timeout_s,
+        limit_concurrency=limits.max_connections,
+        h11_max_incomplete_event_size=limits.max_header_bytes,
     )
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Sequence
+
+from fastapi.concurrency import run_in_threadpool
 
 from judgelab.engine import JudgeModel, Judgment
 from judgelab.errors import JudgelabError, LabelError
-from judgelab.server._batching import Batcher, BatcherClosedError, QueuedModel
+from judgelab.server._batching import Batcher, BatcherClosedError
 from judgelab.server._config import ServerConfig
 from judgelab.server._errors import APIError, from_judgelab_error
 from judgelab.server._metrics import Metrics
+from judgelab.server._queued import QueuedModel, RequestTicket
 
 __all__ = ["JudgeState", "default_labels"]
 
@@ -36,11 +40,14 @@ class JudgeState:
             model,
             window=config.batch_window_ms / 1000.0,
             max_prompts=config.max_batch_prompts,
+            turn_tokens=config.turn_tokens,
             on_batch=self.metrics.batch_done,
         )
         self.queued = QueuedModel(model, self.batcher)
         self.labels = tuple(config.labels) if config.labels else default_labels(model)
         self.names = [model.id, *[a for a in config.aliases if a != model.id]]
+        self.capabilities: list[str] = ["completion"]
+        """What ``/api/show`` reports; a protocol module's ``register`` may add its own."""
 
     # -- model names ---------------------------------------------------------
 
@@ -68,6 +75,10 @@ class JudgeState:
 
     # -- judging -------------------------------------------------------------
 
+    def ticket(self) -> RequestTicket:
+        """A new request's claim on the worker (its prompt budget and cancellation)."""
+        return RequestTicket(self.config.max_request_prompts)
+
     def resolve_labels(self, labels: Sequence[str] | None) -> tuple[str, ...]:
         chosen = tuple(labels) if labels else self.labels
         try:
@@ -76,38 +87,40 @@ class JudgeState:
             raise from_judgelab_error(exc, param="labels") from exc
         return chosen
 
-    async def judge(self, prompts: Sequence[str], labels: Sequence[str], *, param: str | None = None) -> list[Judgment]:
-        """Judge prompts on the worker (batched with concurrent requests)."""
+    async def judge(
+        self, prompts: Sequence[str], labels: Sequence[str], ticket: RequestTicket, *, param: str | None = None
+    ) -> list[Judgment]:
+        """Judge prompts on the worker, taking turns with concurrent requests.
+
+        The engine's checks (tokenising a long prompt included) run in a
+        thread of the pool, never on the worker or the event loop.
+        """
+        queued = self.queued.for_request(ticket)
         try:
-            future = self.batcher.submit(prompts, labels)
+            future = await run_in_threadpool(queued.submit, prompts, labels)
+            return await asyncio.wrap_future(future)
         except BatcherClosedError as exc:
             raise APIError(503, str(exc), code="shutting_down") from exc
-        try:
-            return await asyncio.wrap_future(future)
         except JudgelabError as exc:
             raise from_judgelab_error(exc, param=param) from exc
 
-    async def answer(self, prompt: str, labels: Sequence[str], max_tokens: int | None, *, param: str | None = None) -> Judgment:
-        """Greedy decoding restricted to ``labels``: the judgment whose label is the text.
+    async def answer(
+        self, prompt: str, labels: Sequence[str], max_tokens: int | None, ticket: RequestTicket,
+        *, param: str | None = None,
+    ) -> tuple[Judgment, int]:
+        """Greedy decoding restricted to ``labels``: the judgment whose label is the text,
+        and the tokens that label takes.
 
-        Raises a 400 when the chosen label needs more than ``max_tokens`` tokens.
+        Raises a 400 when the chosen label needs more than ``max_tokens`` tokens
+        (``None``: no limit), through the engine's own check.
         """
-        judgment = (await self.judge([prompt], labels, param=param))[0]
-        if max_tokens is not None:
-            n = self.label_tokens(labels, judgment.label)
-            if n > max_tokens:
-                raise APIError(
-                    400,
-                    f"Label {judgment.label!r} takes {n} tokens but the request allows {max_tokens} "
-                    "(num_predict / max_tokens); raise it or use single-token labels.",
-                    code="max_tokens_too_small",
-                    param="max_tokens",
-                )
-        return judgment
-
-    def label_tokens(self, labels: Sequence[str], label: str) -> int:
-        resolved = self.model.resolve_labels(labels)
-        return resolved.n_tokens[resolved.labels.index(label)]
+        judgment = (await self.judge([prompt], labels, ticket, param=param))[0]
+        limit = sys.maxsize if max_tokens is None else max_tokens
+        try:
+            n_out = self.model.check_label_fits(labels, judgment.label, limit, option="num_predict / max_tokens")
+        except LabelError as exc:
+            raise APIError(400, str(exc), code="max_tokens_too_small", param="max_tokens") from exc
+        return judgment, n_out
 
     def close(self) -> None:
         self.batcher.close()

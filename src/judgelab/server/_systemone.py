@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,10 +22,11 @@ from judgelab.server._batching import BatcherClosedError
 from judgelab.server._errors import APIError, from_judgelab_error
 from judgelab.server._http import parse_body
 from judgelab.server._openai import model_entries
+from judgelab.server._queued import guarded
 from judgelab.server._state import JudgeState
 from judgelab.server._typed import answer_questions
 
-__all__ = ["router"]
+__all__ = ["register", "router"]
 
 router = APIRouter()
 
@@ -78,7 +79,9 @@ async def system_one(request: Request):
             raise APIError(400, f"Question {name!r} is a box question; locating boxes needs a vision model.",
                            code="unsupported_question", param=f"questions.{name}.type")
     try:
-        answers, input_tokens = await run_in_threadpool(answer_questions, state.queued, body.state, body.questions)
+        ticket = state.ticket()
+        asking = run_in_threadpool(answer_questions, state.queued.for_request(ticket), body.state, body.questions)
+        answers, input_tokens = await guarded(request, ticket, asking)
     except BatcherClosedError as exc:
         raise APIError(503, str(exc), code="shutting_down") from exc
     except JudgelabError as exc:
@@ -104,3 +107,8 @@ async def models(request: Request):
         ],
         "judgelab": {"version": __version__, "labels": list(state.labels)},
     }
+
+
+def register(app: FastAPI) -> None:
+    """Serve TypeSafe's /v1/systemone and /v1/models on ``app``."""
+    app.include_router(router)

@@ -3,36 +3,30 @@
 Translates the wire questions into ``Noul`` / ``Choice`` / ``Score``, asks
 them all at once with ``ask_all`` (questions over one state share its prefix;
 each label set is one batch on the worker) and writes the answers in the wire
-format. Without ``judgelab.questions`` it falls back to noul-only prompts
-(``_noul``).
+format.
 """
 
 from __future__ import annotations
 
-import importlib
+import json
 from typing import Any
 
-from judgelab.engine import JudgeModel
+from judgelab import questions as q
 from judgelab.errors import JudgelabError
+from judgelab.questions import QuestionModel
 from judgelab.server._errors import APIError, from_judgelab_error
-from judgelab.server._noul import NOUL_LABELS, content_text, noul_prompt
 
-__all__ = ["questions_module", "answer_questions"]
-
-
-def questions_module():
-    """``judgelab.questions`` when it is installed, else ``None``."""
-    try:
-        return importlib.import_module("judgelab.questions")
-    except ImportError:
-        return None
+__all__ = ["answer_questions"]
 
 
 def _text(value: Any) -> str | None:
-    return None if value is None else content_text(value)
+    """Text for instructions or a criterion: strings as they are, JSON otherwise."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def _typed(q: Any, name: str, wire: Any) -> Any:
+def _typed(name: str, wire: Any) -> q.Question:
     """The ``judgelab.questions`` object for one wire question."""
     if wire.type == "noul":
         criteria = wire.criteria
@@ -60,7 +54,7 @@ def _typed(q: Any, name: str, wire: Any) -> Any:
     raise APIError(400, f"Question {name!r} has unsupported type {wire.type!r}.", param=f"questions.{name}.type")
 
 
-def _wire_answer(q: Any, wire: Any, answer: Any) -> dict[str, Any]:
+def _wire_answer(wire: Any, answer: q.Answer) -> dict[str, Any]:
     if isinstance(answer, q.NoulAnswer):
         return {"type": "noul", "noul": answer.probability}
     if isinstance(answer, q.ChoiceAnswer):
@@ -76,19 +70,16 @@ def _wire_answer(q: Any, wire: Any, answer: Any) -> dict[str, Any]:
     }
 
 
-def answer_questions(model: JudgeModel, state: Any, questions: dict[str, Any]) -> tuple[dict[str, Any], int]:
+def answer_questions(model: QuestionModel, state: Any, questions: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Wire answers by question name, and the prompt tokens they took.
 
     Blocking (runs ``model.judge_many``); call it from a worker thread.
     """
-    q = questions_module()
-    if q is None:
-        return _answer_nouls(model, state, questions)
     mapping = state if isinstance(state, dict) else {"state": state}
     typed = {}
     for name, wire in questions.items():
         try:
-            typed[name] = _typed(q, name, wire)
+            typed[name] = _typed(name, wire)
         except JudgelabError as exc:
             raise from_judgelab_error(exc, param=f"questions.{name}") from exc
     results = q.ask_all(model, [(mapping, t) for t in typed.values()], return_exceptions=True)
@@ -97,25 +88,6 @@ def answer_questions(model: JudgeModel, state: Any, questions: dict[str, Any]) -
     for (name, wire), result in zip(questions.items(), results):
         if isinstance(result, JudgelabError):
             raise from_judgelab_error(result, param=f"questions.{name}")
-        answers[name] = _wire_answer(q, wire, result)
+        answers[name] = _wire_answer(wire, result)
         tokens += result.prompt_tokens
     return answers, tokens
-
-
-def _answer_nouls(model: JudgeModel, state: Any, questions: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    for name, wire in questions.items():
-        if wire.type != "noul":
-            raise APIError(
-                400,
-                f"Question {name!r} is a {wire.type} question; this server answers noul (yes/no) "
-                "questions only (choice and score need judgelab.questions).",
-                code="unsupported_question",
-                param=f"questions.{name}.type",
-            )
-    prompts = [
-        noul_prompt(model, state, w.instructions, w.criteria.model_dump() if w.criteria else None)
-        for w in questions.values()
-    ]
-    judgments = model.judge_many(prompts, NOUL_LABELS)
-    answers = {n: {"type": "noul", "noul": j.probabilities[NOUL_LABELS[0]]} for n, j in zip(questions, judgments)}
-    return answers, sum(j.prompt_tokens for j in judgments)

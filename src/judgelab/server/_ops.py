@@ -1,0 +1,36 @@
+"""Operations endpoints: ``GET /healthz``, ``GET /metrics`` and ``GET /``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from judgelab.server._state import JudgeState
+
+__all__ = ["router", "register"]
+
+router = APIRouter()
+
+
+@router.get("/healthz")
+async def healthz(request: Request):
+    state: JudgeState = request.app.state.judge
+    return {"status": "ok", "model": state.model.id, "queued": state.batcher.pending}
+
+
+@router.get("/")
+async def root():  # Ollama clients probe "/"
+    return PlainTextResponse("judgelab is running")
+
+
+@router.get("/metrics")
+async def metrics(request: Request, format: str = "json"):
+    state: JudgeState = request.app.state.judge
+    if format == "prometheus" or "text/plain" in request.headers.get("accept", ""):
+        return PlainTextResponse(state.metrics.prometheus(state.model.id))
+    return JSONResponse({"model": state.model.id, **state.metrics.snapshot()})
+
+
+def register(app: FastAPI) -> None:
+    """Serve the operations endpoints on ``app``."""
+    app.include_router(router)
