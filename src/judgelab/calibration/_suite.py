@@ -13,9 +13,18 @@ from judgelab.calibration._analysis import Analysis, analyze
 from judgelab.calibration._importers import IMPORTERS, import_set
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, load_rows
-from judgelab.calibration._run import ScoreRecord, read_scores, run
-from judgelab.errors import DataError, JudgelabError, SpecError
-from judgelab.evaluators._spi import Evaluator
+from judgelab.calibration._run import ScoreRecord, plan_resume, read_scores, run
+from judgelab.calibration._calibrators import make_calibrator
+from judgelab.calibration._thresholds import parse_strategy
+from judgelab.errors import DataError, JudgelabError, SpecError, check_parameter
+from judgelab.evaluators import (
+    Evaluator,
+    EvaluatorIdentity,
+    FactCheckingEvaluator,
+    RelevancyEvaluator,
+    YesNoEvaluator,
+    evaluator_identity,
+)
 from judgelab.specs import load_spec
 
 __all__ = ["DEFAULT_MODEL", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
@@ -98,14 +107,38 @@ class CalibrationResult:
         return f"CalibrationResult(out={str(self.out)!r}, tasks={list(self.analyses)})"
 
 
-def _default_evaluator_factory(model: Any) -> Callable[[str], Evaluator]:
-    from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator
+#: The evaluator ``calibrate`` builds from a model for each task it can score.
+DEFAULT_EVALUATORS: dict[str, type[YesNoEvaluator]] = {
+    "fact-check": FactCheckingEvaluator,
+    "relevancy": RelevancyEvaluator,
+}
 
+
+def _task_identity(task: str, model: Any, evaluators: Mapping[str, Evaluator]) -> EvaluatorIdentity | None:
+    """Who would score ``task`` now, known without loading the model (``None`` when unknown)."""
+    if task in evaluators:
+        return evaluator_identity(evaluators[task])
+    cls = DEFAULT_EVALUATORS.get(task)
+    if cls is None:
+        return None
+    spec = getattr(model, "spec", None)
+    if spec is None and isinstance(model, (str, Path)):
+        try:
+            spec = load_spec(model)
+        except SpecError:  # a bare weights file: its ad-hoc spec is checked after scoring
+            spec = None
+    prompt = getattr(spec, "prompt", None)
+    if isinstance(model, (str, Path)) and getattr(prompt, "style", None) == "chat" and not prompt.chat_template:
+        # the loader may fall back to raw prompts (another spec hash): known only once loaded
+        return cls.default_identity(None)
+    return cls.default_identity(getattr(spec, "spec_hash", None))
+
+
+def _default_evaluator_factory(model: Any) -> Callable[[str], Evaluator]:
     def make(task: str) -> Evaluator:
-        if task == "fact-check":
-            return FactCheckingEvaluator(model)
-        if task == "relevancy":
-            return RelevancyEvaluator(model)
+        cls = DEFAULT_EVALUATORS.get(task)
+        if cls is not None:
+            return cls(model)
         raise JudgelabError(
             f"calibrate cannot build an evaluator for task {task!r} from a model yet; "
             "score those rows with run(your_evaluator, rows, out=...) and analyse with analyze_run()."
@@ -127,8 +160,12 @@ def analyze_run(
     seed: int | None = 0,
     meta: Mapping[str, Any] | None = None,
     figures: bool = True,
+    notes: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Analysis]:
-    """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``."""
+    """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
+
+    ``notes`` are ``{task: [warning, ...]}`` about the data, stated in the report.
+    """
     if isinstance(records, (str, Path)):
         records = read_scores(records)
     by_task: dict[str, list[ScoreRecord]] = {}
@@ -147,8 +184,64 @@ def analyze_run(
         )
         for task, recs in by_task.items()
     }
+    for task, task_notes in (notes or {}).items():
+        if task in analyses:
+            analyses[task].notes.extend(task_notes)
     write_report(analyses, out, meta=meta, figures=figures)
     return analyses
+
+
+def _check_options(
+    *, threshold_strategy: str, calibrator: str, target_error: float, limit: int | None,
+    batch_size: int, k_folds: int, n_resamples: int,
+) -> None:
+    """Reject bad options before any row is read, scored or a model loaded."""
+    where = "calibrate"
+    parse_strategy(threshold_strategy)
+    make_calibrator(calibrator)
+
+    def whole(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    check_parameter(isinstance(target_error, (int, float)) and 0 < target_error < 1,
+                    "target_error", where, "a number between 0 and 1 (exclusive)", target_error)
+    check_parameter(limit is None or (whole(limit) and limit >= 1), "limit", where, "None or an int >= 1", limit)
+    check_parameter(whole(batch_size) and batch_size >= 1, "batch_size", where, "an int >= 1", batch_size)
+    check_parameter(whole(k_folds) and k_folds >= 2, "k_folds", where, "an int >= 2", k_folds)
+    check_parameter(whole(n_resamples) and n_resamples >= 1, "n_resamples", where, "an int >= 1", n_resamples)
+
+
+def _writable_folder(out: str | Path) -> Path:
+    """``out``, created; a ``DataError`` saying what to do when it cannot be."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".judgelab-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise DataError(
+            f"Cannot write to the output folder {str(out)!r}: {exc.strerror or exc}. Choose a writable folder with --out.",
+            path=str(out),
+        ) from exc
+    return out
+
+
+def _evidence_notes(by_task: Mapping[str, Sequence[LabelledRow]]) -> dict[str, list[str]]:
+    """Per task, a warning about fact-check rows that give the judge nothing to check against."""
+    notes: dict[str, list[str]] = {}
+    for task, rows in by_task.items():
+        if task != "fact-check":
+            continue
+        empty = [r.id for r in rows if not any(d.strip() for d in r.documents) and not r.user_text.strip()]
+        if empty:
+            shown = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
+            notes[task] = [
+                f"{len(empty)} fact-check row(s) have no evidence (empty documents and user_text: {shown}); "
+                "the judge scored their claims against an empty document. Fix or drop these rows."
+            ]
+            logger.warning("%s", notes[task][0])
+    return notes
 
 
 def calibrate(
@@ -218,6 +311,9 @@ def calibrate(
     -------
     CalibrationResult
     """
+    _check_options(threshold_strategy=threshold_strategy, calibrator=calibrator, target_error=target_error,
+                   limit=limit, batch_size=batch_size, k_folds=k_folds, n_resamples=n_resamples)
+    out = _writable_folder(out)
     rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
     tasks = [task] if isinstance(task, str) else list(task or [])
     if tasks:
@@ -230,12 +326,17 @@ def calibrate(
     if limit is not None:
         by_task = {t: rs[:limit] for t, rs in by_task.items()}
     evaluators = dict(evaluators or {})
-    out = Path(out)
     scores_path = out / "scores.jsonl"
-    # a finished run is re-analysed without loading the model
-    saved = {r.id: r for r in read_scores(scores_path)} if scores_path.exists() else {}
-    done = {i for i, r in saved.items() if r.error is None}
-    pending = {t for t, rs in by_task.items() if any(r.id not in done for r in rs)}
+    # Saved records are matched to the rows (content, spec and evaluator
+    # hashes) before anything is scored or loaded: a finished run is
+    # re-analysed without the model, and a changed row is rescored.
+    saved = read_scores(scores_path, repair=True) if scores_path.exists() else []
+    plans = {
+        t: plan_resume(saved, rs, identity=_task_identity(t, model, evaluators), path=scores_path)
+        for t, rs in by_task.items()
+    }
+    pending = {t for t, p in plans.items() if p.todo}
+    n_changed = sum(p.n_changed for p in plans.values())
     model_obj = None
     model_id = getattr(getattr(model, "spec", None), "id", None) or str(model)
     if any(t not in evaluators for t in pending):
@@ -263,7 +364,7 @@ def calibrate(
     try:
         for t, rs in by_task.items():
             if t not in pending:
-                records += [saved[r.id] for r in rs]
+                records += [plans[t].reuse[r.id] for r in rs]
                 continue
             logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
             records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
@@ -283,6 +384,8 @@ def calibrate(
         "self_generators": ", ".join(self_generators) or "(none)",
         "seed": seed,
     }
+    if n_changed:
+        meta["rescored_changed_rows"] = n_changed
     hashes = sorted({r.spec_hash for r in records if r.spec_hash})
     if hashes:
         meta["spec_hash"] = ", ".join(hashes)
@@ -298,6 +401,7 @@ def calibrate(
         seed=seed,
         meta=meta,
         figures=figures,
+        notes=_evidence_notes(by_task),
     )
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
     return CalibrationResult(analyses, records, files, out)

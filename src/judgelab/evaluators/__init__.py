@@ -8,6 +8,7 @@ from judgelab.evaluators._spi import (
     Evaluator,
     evaluate_many,
 )
+from judgelab.evaluators._identity import EvaluatorIdentity, evaluator_identity
 from judgelab.evaluators._criteria import (
     CheckCriterion,
     ChoiceCriterion,
@@ -47,6 +48,7 @@ __all__ = [
     "EvaluationRequest",
     "EvaluationResponse",
     "Evaluator",
+    "EvaluatorIdentity",
     "FactCheckingEvaluator",
     "Finding",
     "MINICHECK_SYSTEM_PROMPT",
@@ -65,6 +67,7 @@ __all__ = [
     "Verdict",
     "YesNoEvaluator",
     "evaluate_many",
+    "evaluator_identity",
     "make_state",
     "request_state",
     "verdict_score",

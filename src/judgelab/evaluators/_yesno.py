@@ -17,6 +17,7 @@ import numpy as np
 from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, TemplateError
 from judgelab.evaluators._chunking import chunk_text
+from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 
 __all__ = ["Calibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
@@ -88,6 +89,44 @@ class YesNoEvaluator(BaseEvaluator):
         self.system = system
         self.labels = labels
         self.calibrator = calibrator
+
+    # -- identity ------------------------------------------------------------
+
+    @classmethod
+    def _config_hash(
+        cls,
+        *,
+        name: str,
+        template: str,
+        system: str | None,
+        labels: tuple[str, str],
+        threshold: float,
+        calibrator: Calibrator | None,
+    ) -> str:
+        to_dict = getattr(calibrator, "to_dict", None)
+        cal = to_dict() if callable(to_dict) else (None if calibrator is None else repr(calibrator))
+        config = {"name": name, "template": template, "system": system, "labels": list(labels),
+                  "threshold": float(threshold), "calibrator": cal}
+        return config_hash(f"{cls.__module__}.{cls.__qualname__}", config)
+
+    @classmethod
+    def default_identity(cls, spec_hash: str | None) -> EvaluatorIdentity:
+        """The identity of ``cls(model)`` with default arguments, for a model whose spec has ``spec_hash``.
+
+        Lets a caller check saved records against the evaluator it would build
+        without loading the model.
+        """
+        return EvaluatorIdentity(spec_hash, cls._config_hash(
+            name=cls.name, template=cls.default_template, system=None, labels=("Yes", "No"),
+            threshold=0.5, calibrator=None,
+        ))
+
+    def identity(self) -> EvaluatorIdentity:
+        """The model spec hash and a hash of this evaluator's configuration."""
+        return EvaluatorIdentity(self.model.spec.spec_hash, self._config_hash(
+            name=self.name, template=self.prompt_template, system=self.system, labels=self.labels,
+            threshold=self.threshold, calibrator=self.calibrator,
+        ))
 
     # -- subclass hooks ------------------------------------------------------
 
