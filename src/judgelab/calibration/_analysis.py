@@ -64,9 +64,28 @@ class Analysis:
     s_cal: np.ndarray = field(default_factory=lambda: np.empty(0))
     s_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
     y_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
+    notes: list[str] = field(default_factory=list)
+    """Warnings about the data (one class only, rows without evidence, ...), shown in the report."""
+
+    @property
+    def single_class(self) -> int | None:
+        """The label when every scored row has the same one, else ``None``."""
+        labels = set(np.unique(self.y_tuning).tolist()) | set(np.unique(self.y).tolist())
+        return int(next(iter(labels))) if len(labels) == 1 else None
+
+    def warnings(self) -> list[str]:
+        """Every warning the report states: the data notes, then the chance note."""
+        chance = self.chance_note()
+        return [*self.notes, *([chance] if chance else [])]
 
     def headline(self) -> str:
         """The one sentence a user wants first."""
+        if self.single_class is not None:
+            return (
+                f"No threshold to ship: every scored row has label {self.single_class}, so no threshold "
+                f"can be chosen from evidence (the {self.threshold:.3f} below is not one); "
+                f"add rows of label {1 - self.single_class}."
+            )
         ba = self.heldout.get("balanced_accuracy")
         where = {
             "split": f"on {self.n_heldout} held-out test rows (tuned on {self.n_tuning} dev rows)",
@@ -127,6 +146,7 @@ class Analysis:
             "calibrator": self.calibrator.to_dict() if self.calibrator is not None else None,
             "self_preference": self.self_pref.to_dict() if self.self_pref is not None else None,
             "criteria": self.criteria,
+            **({"warnings": list(self.notes)} if self.notes else {}),
         }
 
 
@@ -223,6 +243,13 @@ def analyze(
     splits = np.array([r.split or "" for r in ok])
     fold_groups = np.array([r.fold_key for r in ok])
     has_split = (splits == "dev").any() and (splits == "test").any()
+    notes: list[str] = []
+    if len(np.unique(y_all)) == 1:
+        only = int(y_all[0])
+        notes.append(
+            f"Only label {only} rows were scored ({len(ok)} rows): AUROC, balanced accuracy, the threshold "
+            f"and calibration need both labels and are not measured. Add rows of label {1 - only} to the set."
+        )
 
     thr_row = np.full(len(ok), np.nan)  # per-row threshold used for held-out verdicts
     s_cal_row = {k: np.full(len(ok), np.nan) for k in CALIBRATORS}
@@ -358,6 +385,7 @@ def analyze(
         s_cal=s_cal_plot,
         s_tuning=s_tuning,
         y_tuning=y_tuning,
+        notes=notes,
     )
 
 

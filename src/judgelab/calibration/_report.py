@@ -160,8 +160,8 @@ def write_report(
     for t, a in analyses.items():
         md.append(f"**{t}:** {a.headline()}")
         md.append("")
-        if a.chance_note():
-            md += [f"> **Warning ({t}):** {a.chance_note()}", ""]
+        for warning in a.warnings():
+            md += [f"> **Warning ({t}):** {warning}", ""]
     if meta:
         md += ["", *[f"- {k}: `{v}`" for k, v in meta.items()], ""]
     for t, a in analyses.items():
@@ -181,8 +181,8 @@ def write_report(
     body = ["<h1>judgelab calibration report</h1>"]
     for t, a in analyses.items():
         body.append(f"<p class='headline'><b>{h(t)}:</b> {h(a.headline())}</p>")
-        if a.chance_note():
-            body.append(f"<p class='warn'><b>Warning:</b> {h(a.chance_note())}</p>")
+        for warning in a.warnings():
+            body.append(f"<p class='warn'><b>Warning:</b> {h(warning)}</p>")
     if meta:
         body.append("<ul>" + "".join(f"<li>{h(str(k))}: <code>{h(str(v))}</code></li>" for k, v in meta.items()) + "</ul>")
     for t, a in analyses.items():

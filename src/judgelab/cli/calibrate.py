@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from judgelab.cli._options import open_unit, positive_int, threshold_strategy
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -18,19 +20,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="labelled JSONL file, or KIND:PATH to import (wice, halueval-qa, halueval-general, "
                    "faithbench, llm-aggrefact); default: the starter set")
     p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")
-    p.add_argument("--threshold-strategy", default="balanced_accuracy",
+    p.add_argument("--threshold-strategy", default="balanced_accuracy", type=threshold_strategy,
                    help="balanced_accuracy (default), f1, youden, precision>=X, recall>=X or cost:FP,FN")
     p.add_argument("--calibrator", default="platt", choices=("temperature", "platt", "isotonic"),
                    help="calibrator to fit and save (default platt; all three are measured)")
     p.add_argument("--self-generators", metavar="PATTERNS",
                    help="comma-separated fnmatch patterns of the judge's own family (default: the model spec's)")
-    p.add_argument("--target-error", type=float, default=0.1, help="error target among decided rows for the abstain band")
-    p.add_argument("--limit", type=int, help="score at most this many rows per task")
+    p.add_argument("--target-error", type=open_unit, default=0.1, help="error target among decided rows for the abstain band")
+    p.add_argument("--limit", type=positive_int, help="score at most this many rows per task")
     p.add_argument("--skip-invalid", action="store_true", help="skip malformed rows instead of stopping")
-    p.add_argument("--batch-size", type=int, default=8, help="rows per evaluate_many call (default 8)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="rows per evaluate_many call (default 8)")
+    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed for folds and bootstrap (default 0)")
-    p.add_argument("--threads", type=int, help="CPU threads for the model")
+    p.add_argument("--threads", type=positive_int, help="CPU threads for the model")
     p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
     p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for task, a in result.analyses.items():
         print(f"{task}: {a.headline()}")
-        if a.chance_note():
-            print(f"  warning: {a.chance_note()}")
+        for warning in a.warnings():
+            print(f"  warning: {warning}")
     print(f"report: {result.files['report_html']}")
     return 0
