@@ -40,7 +40,7 @@ from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, writ
 from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, row_hash, run
 from judgelab.calibration._selfpref import SelfPreference, is_self_generator, self_preference
 from judgelab.calibration._suite import (
-    DEFAULT_MODEL,
+    DEFAULT_EVALUATORS,
     CalibrationResult,
     analyze_run,
     calibrate,
@@ -63,7 +63,7 @@ __all__ = [
     "CalibrationResult",
     "Calibrator",
     "Comparison",
-    "DEFAULT_MODEL",
+    "DEFAULT_EVALUATORS",
     "DegenerateMetricWarning",
     "IMPORTERS",
     "Interval",

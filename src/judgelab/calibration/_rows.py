@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judgelab.errors import DataError
-from judgelab.evaluators._spi import EvaluationRequest
+from judgelab.evaluators import EvaluationRequest
 
 __all__ = ["LabelledRow", "LabelledSet", "Task", "load_rows", "write_rows", "TASKS"]
 

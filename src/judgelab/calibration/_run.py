@@ -24,6 +24,7 @@ from judgelab.evaluators import (
     EvaluatorIdentity,
     evaluate_many,
     evaluator_identity,
+    judgment_detail,
 )
 
 __all__ = ["ResumePlan", "ScoreRecord", "plan_resume", "read_scores", "row_hash", "run"]
@@ -96,20 +97,6 @@ def _jsonable(value: Any) -> Any:
         if hasattr(value, "tolist"):
             return value.tolist()
         return repr(value)
-
-
-def _criteria_scores(meta: Mapping[str, Any]) -> dict[str, float] | None:
-    """Per-criterion scores from a criteria evaluator's metadata, if any."""
-    crit = meta.get("criteria")
-    if not isinstance(crit, Mapping):
-        return None
-    out = {}
-    for name, value in crit.items():
-        if isinstance(value, Mapping):
-            value = value.get("score", value.get("probability"))
-        if isinstance(value, (int, float)):
-            out[str(name)] = float(value)
-    return out or None
 
 
 def row_hash(row: LabelledRow) -> str:
@@ -233,7 +220,7 @@ def _record(
     error: str | None = None,
     identity: EvaluatorIdentity | None = None,
 ) -> dict[str, Any]:
-    meta = dict(resp.metadata) if resp is not None else {}
+    detail = judgment_detail(resp) if resp is not None else None
     rec = ScoreRecord(
         id=row.id,
         task=row.task,
@@ -242,18 +229,18 @@ def _record(
         generator=row.generator,
         split=row.split,
         fold_group=row.fold_group,
-        probabilities=_jsonable(meta.get("probabilities")),
+        probabilities=_jsonable(dict(detail.probabilities)) if detail and detail.probabilities else None,
         score=float(resp.score) if resp is not None else None,
-        raw_score=meta.get("raw_score", resp.score if resp is not None else None),
+        raw_score=detail.raw_score if detail else None,
         passed=bool(resp.passed) if resp is not None else None,
-        chunks=_jsonable(meta.get("chunks")),
-        criteria=_criteria_scores(meta),
+        chunks=_jsonable(list(detail.chunks)) if detail and detail.chunks else None,
+        criteria=dict(detail.criteria) if detail and detail.criteria else None,
         labels=dict(row.labels) if row.labels else None,
         seconds=round(seconds, 6),
-        model=meta.get("model"),
-        spec_hash=meta.get("spec_hash") or (identity.spec_hash if identity is not None else None),
-        prompt_tokens=meta.get("prompt_tokens"),
-        threshold=meta.get("threshold"),
+        model=detail.model if detail else None,
+        spec_hash=(detail.spec_hash if detail else None) or (identity.spec_hash if identity is not None else None),
+        prompt_tokens=detail.prompt_tokens if detail else None,
+        threshold=detail.threshold if detail else None,
         evaluator=type(evaluator).__name__,
         error=error,
         row_hash=row_hash(row),

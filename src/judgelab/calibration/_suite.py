@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.resources
 import logging
 import os
+from functools import cached_property
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from judgelab.calibration._analysis import Analysis, analyze
 from judgelab.calibration._importers import IMPORTERS, import_set
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, load_rows
-from judgelab.calibration._run import ScoreRecord, plan_resume, read_scores, run
+from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, run
 from judgelab.calibration._calibrators import make_calibrator
 from judgelab.calibration._thresholds import parse_strategy
 from judgelab.errors import DataError, JudgelabError, SpecError, check_parameter
@@ -25,16 +26,13 @@ from judgelab.evaluators import (
     YesNoEvaluator,
     evaluator_identity,
 )
-from judgelab.specs import load_spec
+from judgelab.specs import DEFAULT_MODEL_ID, load_spec
 
-__all__ = ["DEFAULT_MODEL", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
+__all__ = ["DEFAULT_EVALUATORS", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "gemma-3-270m"
 STARTER_SET = "starter.jsonl"
-#: Tasks ``calibrate`` can build an evaluator for from a model.
-SCORABLE_TASKS = ("fact-check", "relevancy")
 
 
 def default_set_path() -> Path:
@@ -114,24 +112,73 @@ DEFAULT_EVALUATORS: dict[str, type[YesNoEvaluator]] = {
 }
 
 
-def _task_identity(task: str, model: Any, evaluators: Mapping[str, Evaluator]) -> EvaluatorIdentity | None:
+class _Judge:
+    """The judge model behind ``calibrate``: its spec is known up front, the model is loaded only to score.
+
+    ``model`` is a loaded ``JudgeModel`` (used as is), a loader (a callable
+    returning one, optionally with a ``spec`` attribute: what the CLI
+    passes), or, as a convenience for library callers, a model id or path.
+    """
+
+    def __init__(self, model: Any, options: Mapping[str, Any]) -> None:
+        self.given = model
+        self.options = options
+        self.loaded: Any = model if hasattr(model, "judge_many") else None
+        self._owned = False
+        self.used = False
+
+    @cached_property
+    def spec(self) -> Any:
+        """The model spec, without loading the model (``None`` for a bare weights file)."""
+        if self.loaded is not None:
+            return self.loaded.spec
+        spec = getattr(self.given, "spec", None)
+        if spec is None and isinstance(self.given, (str, Path)):
+            try:
+                spec = load_spec(self.given)
+            except SpecError:  # a bare weights file has no spec until it is loaded
+                spec = None
+        return spec
+
+    @property
+    def name(self) -> str:
+        return getattr(getattr(self.given, "spec", None), "id", None) or str(self.given)
+
+    @property
+    def spec_hash_before_loading(self) -> str | None:
+        """The spec hash scores will carry, when it is certain before loading."""
+        if self.loaded is not None:
+            return self.loaded.spec.spec_hash
+        prompt = getattr(self.spec, "prompt", None)
+        if getattr(prompt, "style", None) == "chat" and not prompt.chat_template:
+            return None  # the loader may fall back to raw prompts (another spec hash)
+        return getattr(self.spec, "spec_hash", None)
+
+    def load(self) -> Any:
+        self.used = True
+        if self.loaded is None:
+            if isinstance(self.given, (str, Path)):
+                from judgelab.engine import load_model  # library convenience; the CLI passes a loader
+
+                self.loaded = load_model(self.given, **self.options)
+            else:
+                self.loaded = self.given()
+            self._owned = True
+        return self.loaded
+
+    def close(self) -> None:
+        if self._owned and hasattr(self.loaded, "close"):
+            self.loaded.close()
+
+
+def _task_identity(task: str, judge: _Judge, evaluators: Mapping[str, Evaluator]) -> EvaluatorIdentity | None:
     """Who would score ``task`` now, known without loading the model (``None`` when unknown)."""
     if task in evaluators:
         return evaluator_identity(evaluators[task])
     cls = DEFAULT_EVALUATORS.get(task)
     if cls is None:
         return None
-    spec = getattr(model, "spec", None)
-    if spec is None and isinstance(model, (str, Path)):
-        try:
-            spec = load_spec(model)
-        except SpecError:  # a bare weights file: its ad-hoc spec is checked after scoring
-            spec = None
-    prompt = getattr(spec, "prompt", None)
-    if isinstance(model, (str, Path)) and getattr(prompt, "style", None) == "chat" and not prompt.chat_template:
-        # the loader may fall back to raw prompts (another spec hash): known only once loaded
-        return cls.default_identity(None)
-    return cls.default_identity(getattr(spec, "spec_hash", None))
+    return cls.default_identity(judge.spec_hash_before_loading)
 
 
 def _default_evaluator_factory(model: Any) -> Callable[[str], Evaluator]:
@@ -245,7 +292,7 @@ def _evidence_notes(by_task: Mapping[str, Sequence[LabelledRow]]) -> dict[str, l
 
 
 def calibrate(
-    model: str | Any = DEFAULT_MODEL,
+    model: str | Any = DEFAULT_MODEL_ID,
     set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
     out: str | Path = "runs/calibrate",
     *,
@@ -274,9 +321,12 @@ def calibrate(
     Parameters
     ----------
     model
-        A model spec id or path (loaded with ``judgelab.engine.load_model``)
-        or an already loaded ``JudgeModel``. Ignored for tasks covered by
-        ``evaluators``.
+        A loaded ``JudgeModel``; or a loader, a callable returning one, with
+        a ``spec`` attribute naming its ``ModelSpec`` when known (called only
+        when rows must be scored: a finished run is re-analysed without it;
+        the CLI passes one); or a model id or path, loaded with
+        ``judgelab.engine.load_model`` and ``model_options``. Ignored for
+        tasks covered by ``evaluators``.
     set
         A labelled JSONL file, ``KIND:PATH`` to import on the fly (e.g.
         ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the
@@ -314,17 +364,8 @@ def calibrate(
     _check_options(threshold_strategy=threshold_strategy, calibrator=calibrator, target_error=target_error,
                    limit=limit, batch_size=batch_size, k_folds=k_folds, n_resamples=n_resamples)
     out = _writable_folder(out)
-    rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
-    tasks = [task] if isinstance(task, str) else list(task or [])
-    if tasks:
-        rows = [r for r in rows if r.task in tasks]
-    if not rows:
-        raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
-    by_task: dict[str, list[LabelledRow]] = {}
-    for r in rows:
-        by_task.setdefault(r.task, []).append(r)
-    if limit is not None:
-        by_task = {t: rs[:limit] for t, rs in by_task.items()}
+    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=limit, skip_invalid=skip_invalid)
+    judge = _Judge(model, dict(model_options or {}))
     evaluators = dict(evaluators or {})
     scores_path = out / "scores.jsonl"
     # Saved records are matched to the rows (content, spec and evaluator
@@ -332,63 +373,20 @@ def calibrate(
     # re-analysed without the model, and a changed row is rescored.
     saved = read_scores(scores_path, repair=True) if scores_path.exists() else []
     plans = {
-        t: plan_resume(saved, rs, identity=_task_identity(t, model, evaluators), path=scores_path)
+        t: plan_resume(saved, rs, identity=_task_identity(t, judge, evaluators), path=scores_path)
         for t, rs in by_task.items()
     }
-    pending = {t for t, p in plans.items() if p.todo}
-    n_changed = sum(p.n_changed for p in plans.values())
-    model_obj = None
-    model_id = getattr(getattr(model, "spec", None), "id", None) or str(model)
-    if any(t not in evaluators for t in pending):
-        if isinstance(model, (str, Path)):
-            from judgelab.engine import load_model
-
-            model_obj = load_model(model, **dict(model_options or {}))
-        else:
-            model_obj = model
-        model_id = model_obj.spec.id
-        factory = _default_evaluator_factory(model_obj)
-        for t in pending:
-            evaluators.setdefault(t, factory(t))
-    if self_generators is None:
-        spec = getattr(model_obj if model_obj is not None else model, "spec", None)
-        if spec is None and isinstance(model, (str, Path)):
-            # re-analysis loads no model, but the spec still names the judge's family
-            try:
-                spec = load_spec(model)
-            except SpecError:  # a bare weights file has no spec
-                spec = None
-        self_generators = tuple(getattr(spec, "self_generators", ()) or ())
-    out.mkdir(parents=True, exist_ok=True)
-    records: list[ScoreRecord] = []
     try:
-        for t, rs in by_task.items():
-            if t not in pending:
-                records += [plans[t].reuse[r.id] for r in rs]
-                continue
-            logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
-            records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
+        records = _score_pending(by_task, plans, judge, evaluators, scores_path, batch_size=batch_size, progress=progress)
     finally:
-        if model_obj is not None and isinstance(model, (str, Path)) and hasattr(model_obj, "close"):
-            model_obj.close()
-    if model_obj is None:  # no model loaded here: name what the records report
-        reported = sorted({r.model for r in records if r.model})
-        model_id = ", ".join(reported) or model_id
-    meta = {
-        "model": model_id,
-        "set": set_desc,
-        "rows": len(records),
-        "skipped_invalid_rows": n_skipped,
-        "threshold_strategy": threshold_strategy,
-        "calibrator": calibrator,
-        "self_generators": ", ".join(self_generators) or "(none)",
-        "seed": seed,
-    }
-    if n_changed:
-        meta["rescored_changed_rows"] = n_changed
-    hashes = sorted({r.spec_hash for r in records if r.spec_hash})
-    if hashes:
-        meta["spec_hash"] = ", ".join(hashes)
+        judge.close()
+    if self_generators is None:
+        self_generators = tuple(getattr(judge.spec, "self_generators", ()) or ())
+    meta = _run_meta(
+        judge, records, set_desc=set_desc, n_skipped=n_skipped, threshold_strategy=threshold_strategy,
+        calibrator=calibrator, self_generators=self_generators, seed=seed,
+        n_changed=sum(p.n_changed for p in plans.values()),
+    )
     analyses = analyze_run(
         records,
         out,
@@ -405,3 +403,76 @@ def calibrate(
     )
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
     return CalibrationResult(analyses, records, files, out)
+
+
+def _rows_by_task(
+    set: str | Path | Sequence[LabelledRow] | None,  # noqa: A002 - the CLI's name
+    *, task: str | Sequence[str] | None, limit: int | None, skip_invalid: bool,
+) -> tuple[dict[str, list[LabelledRow]], str, int]:
+    """The rows to calibrate on, by task (filtered and limited), the set's description and rows skipped."""
+    rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
+    tasks = [task] if isinstance(task, str) else list(task or [])
+    if tasks:
+        rows = [r for r in rows if r.task in tasks]
+    if not rows:
+        raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
+    by_task: dict[str, list[LabelledRow]] = {}
+    for r in rows:
+        by_task.setdefault(r.task, []).append(r)
+    if limit is not None:
+        by_task = {t: rs[:limit] for t, rs in by_task.items()}
+    return by_task, set_desc, n_skipped
+
+
+def _score_pending(
+    by_task: Mapping[str, list[LabelledRow]],
+    plans: Mapping[str, ResumePlan],
+    judge: "_Judge",
+    evaluators: dict[str, Evaluator],
+    scores_path: Path,
+    *,
+    batch_size: int,
+    progress: bool,
+) -> list[ScoreRecord]:
+    """Every row's record: reused when its plan says so, else scored (loading the judge only then)."""
+    pending = [t for t, p in plans.items() if p.todo]
+    if any(t not in evaluators for t in pending):
+        factory = _default_evaluator_factory(judge.load())
+        for t in pending:
+            evaluators.setdefault(t, factory(t))
+    records: list[ScoreRecord] = []
+    for t, rs in by_task.items():
+        if t not in pending:
+            records += [plans[t].reuse[r.id] for r in rs]
+            continue
+        logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
+        records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
+    return records
+
+
+def _run_meta(
+    judge: "_Judge", records: Sequence[ScoreRecord], *, set_desc: str, n_skipped: int, threshold_strategy: str,
+    calibrator: str, self_generators: Sequence[str], seed: int | None, n_changed: int,
+) -> dict[str, Any]:
+    """The run facts at the top of the report and in metrics.json."""
+    if judge.used:
+        model_id = judge.loaded.spec.id
+    else:  # no model loaded here: name what the records report
+        reported = sorted({r.model for r in records if r.model})
+        model_id = ", ".join(reported) or judge.name
+    meta: dict[str, Any] = {
+        "model": model_id,
+        "set": set_desc,
+        "rows": len(records),
+        "skipped_invalid_rows": n_skipped,
+        "threshold_strategy": threshold_strategy,
+        "calibrator": calibrator,
+        "self_generators": ", ".join(self_generators) or "(none)",
+        "seed": seed,
+    }
+    if n_changed:
+        meta["rescored_changed_rows"] = n_changed
+    hashes = sorted({r.spec_hash for r in records if r.spec_hash})
+    if hashes:
+        meta["spec_hash"] = ", ".join(hashes)
+    return meta

@@ -40,6 +40,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+class _ModelLoader:
+    """Loads ``--model`` when ``calibrate`` has rows to score; its spec is known before (None for a bare GGUF)."""
+
+    def __init__(self, model: str, options: dict) -> None:
+        from judgelab.errors import SpecError
+        from judgelab.specs import load_spec
+
+        self.model = model
+        self.options = options
+        try:
+            self.spec = None if model.endswith(".gguf") else load_spec(model)
+        except SpecError:  # a weights path or hub id: load_model builds its spec (or says what is wrong)
+            self.spec = None
+
+    def __call__(self):
+        from judgelab.engine import load_model
+
+        return load_model(self.model, **self.options)
+
+    def __str__(self) -> str:
+        return self.model
+
+
 def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import calibrate
 
@@ -50,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.self_generators is not None:
         patterns = tuple(p.strip() for p in args.self_generators.split(",") if p.strip())
     result = calibrate(
-        args.model,
+        _ModelLoader(args.model, options),
         args.set,
         args.out,
         task=args.task,
@@ -65,7 +88,6 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=not args.no_progress,
         figures=not args.no_plots,
-        model_options=options,
     )
     for task, a in result.analyses.items():
         print(f"{task}: {a.headline()}")

@@ -8,6 +8,7 @@ from judgelab.evaluators._spi import (
     Evaluator,
     evaluate_many,
 )
+from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, evaluator_identity
 from judgelab.evaluators._criteria import (
     CheckCriterion,
@@ -51,6 +52,7 @@ __all__ = [
     "EvaluatorIdentity",
     "FactCheckingEvaluator",
     "Finding",
+    "JudgmentDetail",
     "MINICHECK_SYSTEM_PROMPT",
     "NoulCriterion",
     "Outcome",
@@ -68,6 +70,7 @@ __all__ = [
     "YesNoEvaluator",
     "evaluate_many",
     "evaluator_identity",
+    "judgment_detail",
     "make_state",
     "request_state",
     "verdict_score",

@@ -18,6 +18,7 @@ from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, TemplateError
 from judgelab.evaluators._chunking import chunk_text
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
+from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 
 __all__ = ["Calibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
@@ -183,18 +184,26 @@ class YesNoEvaluator(BaseEvaluator):
             f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
             f"{'>=' if passed else '<'} threshold {self.threshold:.2f}{where}; judge {self.model.id}."
         )
+        detail = JudgmentDetail(
+            evaluator=self.name,
+            raw_score=raw,
+            probabilities={yes.lower(): judgments[best].probabilities[yes], no.lower(): judgments[best].probabilities[no]},
+            chunks=tuple(chunk_scores),
+            model=self.model.id,
+            spec_hash=self.model.spec.spec_hash,
+            threshold=self.threshold,
+            prompt_tokens=sum(j.prompt_tokens for j in judgments),
+            calibrated=self.calibrator is not None,
+        )
         metadata = {
-            "evaluator": self.name,
-            "model": self.model.id,
-            "spec_hash": self.model.spec.spec_hash,
-            "probabilities": {
-                yes.lower(): judgments[best].probabilities[yes],
-                no.lower(): judgments[best].probabilities[no],
-            },
+            "evaluator": detail.evaluator,
+            "model": detail.model,
+            "spec_hash": detail.spec_hash,
+            "probabilities": dict(detail.probabilities),
             "raw_score": raw,
             "chunks": chunk_scores,
             "threshold": self.threshold,
-            "prompt_tokens": sum(j.prompt_tokens for j in judgments),
-            "calibrated": self.calibrator is not None,
+            "prompt_tokens": detail.prompt_tokens,
+            "calibrated": detail.calibrated,
         }
-        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata)
+        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)
