@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,12 @@ import numpy as np
 from judgelab.calibration._bootstrap import Interval, bootstrap_many
 from judgelab.calibration._calibrators import CALIBRATORS, Calibrator, make_calibrator
 from judgelab.calibration._criteria import criteria_thresholds
-from judgelab.calibration._metrics import THRESHOLD_METRICS, binary_metrics, fast_binary_metrics
+from judgelab.calibration._metrics import (
+    THRESHOLD_METRICS,
+    DegenerateMetricWarning,
+    binary_metrics,
+    fast_binary_metrics,
+)
 from judgelab.calibration._run import ScoreRecord
 from judgelab.calibration._selfpref import SelfPreference, self_preference
 from judgelab.calibration._thresholds import (
@@ -66,6 +72,8 @@ class Analysis:
     y_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
     notes: list[str] = field(default_factory=list)
     """Warnings about the data (one class only, rows without evidence, ...), shown in the report."""
+    undefined_metrics: list[str] = field(default_factory=list)
+    """Why a metric was nan on some tuning or held-out rows (``DegenerateMetricWarning`` messages)."""
 
     @property
     def single_class(self) -> int | None:
@@ -148,6 +156,25 @@ class Analysis:
             "criteria": self.criteria,
             **({"warnings": list(self.notes)} if self.notes else {}),
         }
+
+
+@contextmanager
+def _expected_degenerate(sink: list[str]) -> Iterator[None]:
+    """Collect the ``DegenerateMetricWarning``s of a step where small or one-class data is expected.
+
+    Their messages go to ``sink`` (the report lists them) instead of the
+    console; any other warning is passed on as it was raised.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateMetricWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, DegenerateMetricWarning):
+            if str(w.message) not in sink:
+                sink.append(str(w.message))
+                logger.info("undefined metric: %s", w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _folds(y: np.ndarray, groups: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
@@ -268,8 +295,8 @@ def analyze(
                 s_cal_row[kind][target] = c.predict(s_all[target])
         return threshold, b
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    undefined: list[str] = []
+    with _expected_degenerate(undefined):
         if has_split:
             mode = "split"
             tune = splits == "dev"
@@ -311,8 +338,7 @@ def analyze(
     # Point estimates from scikit-learn (the numpy twin used for resamples
     # gives the same values; the tests check it). Under cross-validation each
     # fold has its own threshold, so the thresholded metrics come from the twin.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with _expected_degenerate(undefined):
         point = binary_metrics(y_h, s_h, threshold=t)
         if mode == "cv":
             per_fold = fast_binary_metrics(y_h, s_h, t_h)
@@ -325,8 +351,7 @@ def analyze(
         m = groups_all[held] == g
         by_group[g] = bootstrap_many(stat, [y_h[m], s_h[m], t_h[m]], n_resamples=max(200, n_resamples // 5), seed=seed)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with _expected_degenerate(undefined):
         in_sample = binary_metrics(y_all, s_all, threshold=t)
     band_held = _pooled_band(y_h, s_h, band_low[held], band_high[held], target_error)
 
@@ -386,6 +411,7 @@ def analyze(
         s_tuning=s_tuning,
         y_tuning=y_tuning,
         notes=notes,
+        undefined_metrics=undefined,
     )
 
 

@@ -94,6 +94,13 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
              f"{format(sp.gap_neg, '+.3f')}, p = {_f(sp.p_value_neg, '.3g')}. {sp.message} "
              f"Verdicts at the shipped threshold on all scored rows."),
         ))
+    if a.undefined_metrics:
+        tables.append((
+            "Undefined metrics",
+            ["why a metric is n/a on some tuning or held-out rows"],
+            [[m] for m in a.undefined_metrics],
+            "Small or one-class subsets leave these metrics undefined (nan); they are reported as n/a.",
+        ))
     if a.criteria:
         tables.append((
             "Criteria minimums",

@@ -19,7 +19,7 @@ from judgelab.evaluators._criteria import (
 )
 from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
 from judgelab.evaluators._verdict import Finding, Outcome, Verdict
-from judgelab.evaluators._yesno import Calibrator, YesNoEvaluator
+from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
 from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
 from judgelab.evaluators.fact_checking import (
@@ -36,7 +36,7 @@ __all__ = [
     "Attempt",
     "BESPOKE_FACT_CHECK_TEMPLATE",
     "BaseEvaluator",
-    "Calibrator",
+    "ScoreCalibrator",
     "CheckCriterion",
     "ChoiceCriterion",
     "CriteriaEvaluator",

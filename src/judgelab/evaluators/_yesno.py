@@ -21,7 +21,7 @@ from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 
-__all__ = ["Calibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
+__all__ = ["ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Tokens kept free besides template and evidence: the BOS and rounding when
@@ -29,8 +29,13 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MARGIN_TOKENS = 16
 
 
-class Calibrator(Protocol):
-    """A fitted score calibrator (see ``judgelab.calibration``)."""
+class ScoreCalibrator(Protocol):
+    """What an evaluator needs of a fitted calibrator: ``predict(scores) -> calibrated scores``.
+
+    ``judgelab.calibration.Calibrator`` (the base class of the fitted
+    calibrators ``calibrate`` saves) satisfies it; so does any object with
+    that method.
+    """
 
     def predict(self, scores: np.ndarray) -> np.ndarray: ...
 
@@ -78,7 +83,7 @@ class YesNoEvaluator(BaseEvaluator):
         *,
         system: str | None = None,
         labels: tuple[str, str] = ("Yes", "No"),
-        calibrator: Calibrator | None = None,
+        calibrator: ScoreCalibrator | None = None,
     ) -> None:
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold}")
@@ -102,7 +107,7 @@ class YesNoEvaluator(BaseEvaluator):
         system: str | None,
         labels: tuple[str, str],
         threshold: float,
-        calibrator: Calibrator | None,
+        calibrator: ScoreCalibrator | None,
     ) -> str:
         to_dict = getattr(calibrator, "to_dict", None)
         cal = to_dict() if callable(to_dict) else (None if calibrator is None else repr(calibrator))
