@@ -31,6 +31,23 @@ def _f(x: Any, spec: str = ".3f") -> str:
     return format(x, spec)
 
 
+def _selfpref_section(sp: Any) -> tuple[str, list[str], list[list[str]], str]:
+    """The self-preference table: pass rates by generator, then the gaps and their p-values."""
+    rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
+            for s in sp.by_generator]
+    for s in (sp.self_stats, sp.other_stats):
+        rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
+    return (
+        "Self-preference",
+        ["generator", "rows", "pass rate", "P(pass | label 1)", "P(pass | label 0)"],
+        rows,
+        (f"Self patterns: {', '.join(sp.patterns) or '(none)'}. Gap label 1 (equal opportunity): "
+         f"{format(sp.gap_pos, '+.3f')}, p = {_f(sp.p_value_pos, '.3g')}; gap label 0: "
+         f"{format(sp.gap_neg, '+.3f')}, p = {_f(sp.p_value_neg, '.3g')}. {sp.message} "
+         f"Verdicts at the shipped threshold on all scored rows."),
+    )
+
+
 def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(title, header, rows, note) tables for one task."""
     tables = []
@@ -72,21 +89,8 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
          if b.coverage == 0 else
          "Accept when confident, escalate the rows in between to a person or a stronger judge."),
     ))
-    sp = a.self_pref
-    if sp is not None:
-        rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
-                for s in sp.by_generator]
-        for s in (sp.self_stats, sp.other_stats):
-            rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
-        tables.append((
-            "Self-preference",
-            ["generator", "rows", "pass rate", "P(pass | label 1)", "P(pass | label 0)"],
-            rows,
-            (f"Self patterns: {', '.join(sp.patterns) or '(none)'}. Gap label 1 (equal opportunity): "
-             f"{format(sp.gap_pos, '+.3f')}, p = {_f(sp.p_value_pos, '.3g')}; gap label 0: "
-             f"{format(sp.gap_neg, '+.3f')}, p = {_f(sp.p_value_neg, '.3g')}. {sp.message} "
-             f"Verdicts at the shipped threshold on all scored rows."),
-        ))
+    if a.self_pref is not None:
+        tables.append(_selfpref_section(a.self_pref))
     if a.undefined_metrics:
         tables.append((
             "Undefined metrics",
