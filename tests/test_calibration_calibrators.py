@@ -62,7 +62,7 @@ def test_load_calibrator_errors(tmp_path):
 
 
 def test_calibrator_satisfies_the_evaluator_protocol():
-    # The evaluators' Calibrator protocol: predict(scores: ndarray) -> ndarray.
+    # The evaluators' ScoreCalibrator protocol: predict(scores: ndarray) -> ndarray.
     s, y = _overconfident(200, 4)
     cal = IsotonicCalibrator().fit(s, y)
     out = cal.predict(np.array([0.1, 0.5, 0.9]))

@@ -131,12 +131,13 @@ def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path):
     assert len(old) == len(rows)
     assert all(r.fold_group is None and r.fold_key == r.id for r in old)
     assert analyze(old, n_resamples=50).mode == "cv"
-    # resuming that file with the rows fills the key in from the rows, so the analysis keeps pairs
+    # resuming that file with the rows rescores them: a record without a row hash cannot show that its
+    # row is unchanged (issue 17), and the new records carry the rows' fold keys
     ev = ScriptedEvaluator(scores)
     resumed = run(ev, rows, out=path, progress=False)
-    assert ev.seen == 0
+    assert ev.seen == len(rows)
     assert [r.fold_key for r in resumed] == [r.fold_group for r in rows]
-    assert "fold_group" not in path.read_text()  # the file itself is left as it was
+    assert all(r.row_hash for r in read_scores(path))
 
 
 def test_halueval_qa_pairs_share_a_fold_group(tmp_path):

@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from judgelab.errors import DataError
+
 from _calibration_helpers import ScriptedEvaluator
 from judgelab.calibration import (
     LabelledRow,
@@ -63,11 +65,10 @@ def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path):
     calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev2, "relevancy": ev2}, n_resamples=50,
               progress=False, figures=False)
     assert ev2.seen == 0
-    # re-analysing by model id loads no model, yet takes the judge's family from its spec
-    calibrate("gemma-3-270m", set=rows, out=tmp_path, n_resamples=50, progress=False, figures=False)
-    m = json.loads((tmp_path / "metrics.json").read_text())
-    assert "*gemma*" in m["meta"]["self_generators"]
-    assert m["tasks"]["fact-check"]["self_preference"]["by_generator"]
+    # another judge (a model id whose spec and evaluators did not score these rows) is refused
+    # before anything is loaded or scored, instead of reporting the scripted judge's numbers
+    with pytest.raises(DataError, match=r"40 record\(s\) scored by another model spec"):
+        calibrate("gemma-3-270m", set=rows, out=tmp_path, n_resamples=50, progress=False, figures=False)
 
 
 def test_without_split_uses_cross_validation_and_says_so():
@@ -132,9 +133,16 @@ def test_criteria_thresholds_per_criterion(tmp_path):
 def test_cli_calibrate_and_compare_on_saved_scores(tmp_path, capsys):
     from judgelab.cli import main
 
+    from judgelab.evaluators import FactCheckingEvaluator
+
+    class AsDefaultFactCheck(ScriptedEvaluator):
+        def identity(self):  # scores as the CLI's default evaluator would (the spec of a bare GGUF is unknown)
+            return FactCheckingEvaluator.default_identity(None)
+
     rows, scores = _set(n=80)
     out = tmp_path / "run"
-    run(ScriptedEvaluator(scores), [r for r in rows if r.task == "fact-check"], out=out / "scores.jsonl", progress=False)
+    run(AsDefaultFactCheck(scores), [r for r in rows if r.task == "fact-check"], out=out / "scores.jsonl",
+        progress=False)
     # the CLI on a set whose rows are all scored already never needs the model
     set_path = tmp_path / "set.jsonl"
     write_rows([r for r in rows if r.task == "fact-check"], set_path)

@@ -101,7 +101,7 @@ def test_cli_check_prints_probability(capsys, tmp_path):
 
 
 def test_cli_check_bad_file_is_a_clear_error(capsys):
-    assert main(["check", "--document", "@/nonexistent/doc.txt"]) == 1
+    assert main(["check", "--document", "@/nonexistent/doc.txt"]) == 2
     assert "Cannot read --document file" in capsys.readouterr().err
 
 

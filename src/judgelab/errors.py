@@ -13,8 +13,9 @@ so that callers (the server, the CLI) can build their own messages.
     ├── LabelError                label words cannot be read as tokens
     ├── ContextLengthError        a prompt does not fit the model's context
     ├── TemplateError             a prompt template lacks a placeholder
-    ├── QuestionError             a typed question, criterion or state is malformed
-    └── DataError                 a labelled-set row or a run file is malformed
+    ├── QuestionError             a typed question, criterion or state is malformed (also ValueError)
+    ├── DataError                 a labelled-set row or a run file is malformed
+    └── ParameterError            a parameter value is out of range or of the wrong kind (also ValueError)
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ __all__ = [
     "TemplateError",
     "QuestionError",
     "DataError",
+    "ParameterError",
+    "check_parameter",
 ]
 
 
@@ -118,3 +121,24 @@ class DataError(JudgelabError):
         self.path = path
         self.line = line
         self.field = field
+
+
+class ParameterError(JudgelabError, ValueError):
+    """A parameter (a function argument or a command-line option) that cannot be used.
+
+    Also a ``ValueError``, as Python code expects of a bad argument value.
+    The message has one shape: "The 'NAME' parameter of WHERE must be
+    WHAT. Got VALUE instead." ``name`` is the parameter.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def check_parameter(ok: bool, name: str, where: str, must: str, value: object) -> None:
+    """Raise ``ParameterError`` in the one message shape unless ``ok``."""
+    if not ok:
+        raise ParameterError(
+            f"The {name!r} parameter of {where} must be {must}. Got {value!r} instead.", name=name
+        )

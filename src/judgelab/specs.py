@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
+import logging
+from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -31,12 +33,16 @@ __all__ = [
     "TaskFormat",
     "WeightSource",
     "spec_dirs",
+    "SpecScan",
+    "scan_specs",
     "list_specs",
     "load_spec",
     "DEFAULT_MODEL_ID",
 ]
 
 DEFAULT_MODEL_ID = "gemma-3-270m"
+
+log = logging.getLogger(__name__)
 
 
 class _Strict(BaseModel):
@@ -162,7 +168,12 @@ def _read_spec(path: Path) -> ModelSpec:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise SpecError(f"Cannot read model spec {path}: {exc}", path=str(path)) from exc
+        raise SpecError(f"Cannot read model spec {path}: {exc.strerror or exc}. Check the path.", path=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"Model spec {path} is not UTF-8 text (byte {exc.start}); a spec is a TOML text file. "
+            "Remove or replace it (see models/README.md).", path=str(path),
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"Model spec {path} is not valid TOML: {exc}", path=str(path)) from exc
     try:
@@ -178,14 +189,55 @@ def _read_spec(path: Path) -> ModelSpec:
         ) from exc
 
 
-def list_specs() -> list[ModelSpec]:
-    """Every spec found, first folder wins on duplicate ids, sorted by id."""
+@dataclass(frozen=True)
+class SpecScan:
+    """Every spec file found, read: the good specs, the bad files and the clashing ids.
+
+    Attributes
+    ----------
+    specs
+        Good specs with a unique id (files with identical content count once), sorted by id.
+    problems
+        One ``SpecError`` per file that could not be read (skipped).
+    duplicates
+        One ``SpecError`` per id that two different files declare, naming both.
+    """
+
+    specs: tuple[ModelSpec, ...]
+    problems: tuple[SpecError, ...] = ()
+    duplicates: dict[str, SpecError] | None = None
+
+
+def scan_specs() -> SpecScan:
+    """Read every ``*.toml`` spec in ``spec_dirs()``; a bad file is reported, never fatal."""
     found: dict[str, ModelSpec] = {}
+    problems: list[SpecError] = []
+    duplicates: dict[str, SpecError] = {}
     for folder in spec_dirs():
         for path in sorted(folder.glob("*.toml")):
-            spec = _read_spec(path)
-            found.setdefault(spec.id, spec)
-    return [found[k] for k in sorted(found)]
+            try:
+                spec = _read_spec(path)
+            except SpecError as exc:
+                problems.append(exc)
+                continue
+            first = found.setdefault(spec.id, spec)
+            if first is not spec and first.spec_hash != spec.spec_hash and spec.id not in duplicates:
+                duplicates[spec.id] = SpecError(
+                    f"Model id {spec.id!r} is declared by two spec files: {first.source_path} and "
+                    f"{spec.source_path}. Give one of them another id (ids must be unique across "
+                    "JUDGELAB_MODELS_PATH, the package and ./models).",
+                    path=spec.source_path,
+                )
+    specs = tuple(found[k] for k in sorted(found) if k not in duplicates)
+    return SpecScan(specs, tuple(problems), duplicates)
+
+
+def list_specs() -> list[ModelSpec]:
+    """Every good spec with a unique id, sorted by id (bad files and clashing ids are logged and left out)."""
+    scan = scan_specs()
+    for problem in (*scan.problems, *(scan.duplicates or {}).values()):
+        log.warning("%s", problem)
+    return list(scan.specs)
 
 
 def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
@@ -194,21 +246,22 @@ def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
     Raises
     ------
     SpecError
-        When no spec has that id; the message lists the known ids.
+        When no spec has that id (the message lists the known ids), or when
+        two different files declare it (the message names both).
     """
     text = str(id_or_path)
     if text.endswith(".toml"):
         return _read_spec(Path(text).expanduser())
-    for folder in spec_dirs():
-        for path in sorted(folder.glob("*.toml")):
-            if path.stem == text:
-                spec = _read_spec(path)
-                if spec.id == text:
-                    return spec
-    for spec in list_specs():
+    scan = scan_specs()
+    if text in (scan.duplicates or {}):
+        raise scan.duplicates[text]
+    for spec in scan.specs:
         if spec.id == text:
             return spec
-    known = ", ".join(s.id for s in list_specs()) or "(none found)"
+    known = ", ".join(s.id for s in scan.specs) or "(none found)"
+    if scan.problems:
+        known += f" ({len(scan.problems)} unreadable spec file(s) skipped: " + ", ".join(
+            str(p.path) for p in scan.problems) + ")"
     raise SpecError(
         f"No model spec with id {text!r}. Known ids: {known}. "
         "Pass a .gguf path, a spec .toml path, or add a spec under models/ "

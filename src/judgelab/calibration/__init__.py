@@ -37,10 +37,10 @@ from judgelab.calibration._metrics import (
 )
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, write_rows
-from judgelab.calibration._run import ScoreRecord, read_scores, run
+from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, row_hash, run
 from judgelab.calibration._selfpref import SelfPreference, is_self_generator, self_preference
 from judgelab.calibration._suite import (
-    DEFAULT_MODEL,
+    DEFAULT_EVALUATORS,
     CalibrationResult,
     analyze_run,
     calibrate,
@@ -63,7 +63,7 @@ __all__ = [
     "CalibrationResult",
     "Calibrator",
     "Comparison",
-    "DEFAULT_MODEL",
+    "DEFAULT_EVALUATORS",
     "DegenerateMetricWarning",
     "IMPORTERS",
     "Interval",
@@ -72,6 +72,7 @@ __all__ = [
     "LabelledSet",
     "NotFittedError",
     "PlattCalibrator",
+    "ResumePlan",
     "ScoreRecord",
     "SelfPreference",
     "TemperatureScaling",
@@ -101,8 +102,10 @@ __all__ = [
     "make_calibrator",
     "mcnemar_test",
     "parse_strategy",
+    "plan_resume",
     "read_scores",
     "resolve_set",
+    "row_hash",
     "run",
     "self_preference",
     "threshold_curve",

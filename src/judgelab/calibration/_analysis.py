@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,12 @@ import numpy as np
 from judgelab.calibration._bootstrap import Interval, bootstrap_many
 from judgelab.calibration._calibrators import CALIBRATORS, Calibrator, make_calibrator
 from judgelab.calibration._criteria import criteria_thresholds
-from judgelab.calibration._metrics import THRESHOLD_METRICS, binary_metrics, fast_binary_metrics
+from judgelab.calibration._metrics import (
+    THRESHOLD_METRICS,
+    DegenerateMetricWarning,
+    binary_metrics,
+    fast_binary_metrics,
+)
 from judgelab.calibration._run import ScoreRecord
 from judgelab.calibration._selfpref import SelfPreference, self_preference
 from judgelab.calibration._thresholds import (
@@ -64,9 +70,30 @@ class Analysis:
     s_cal: np.ndarray = field(default_factory=lambda: np.empty(0))
     s_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
     y_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
+    notes: list[str] = field(default_factory=list)
+    """Warnings about the data (one class only, rows without evidence, ...), shown in the report."""
+    undefined_metrics: list[str] = field(default_factory=list)
+    """Why a metric was nan on some tuning or held-out rows (``DegenerateMetricWarning`` messages)."""
+
+    @property
+    def single_class(self) -> int | None:
+        """The label when every scored row has the same one, else ``None``."""
+        labels = set(np.unique(self.y_tuning).tolist()) | set(np.unique(self.y).tolist())
+        return int(next(iter(labels))) if len(labels) == 1 else None
+
+    def warnings(self) -> list[str]:
+        """Every warning the report states: the data notes, then the chance note."""
+        chance = self.chance_note()
+        return [*self.notes, *([chance] if chance else [])]
 
     def headline(self) -> str:
         """The one sentence a user wants first."""
+        if self.single_class is not None:
+            return (
+                f"No threshold to ship: every scored row has label {self.single_class}, so no threshold "
+                f"can be chosen from evidence (the {self.threshold:.3f} below is not one); "
+                f"add rows of label {1 - self.single_class}."
+            )
         ba = self.heldout.get("balanced_accuracy")
         where = {
             "split": f"on {self.n_heldout} held-out test rows (tuned on {self.n_tuning} dev rows)",
@@ -127,7 +154,27 @@ class Analysis:
             "calibrator": self.calibrator.to_dict() if self.calibrator is not None else None,
             "self_preference": self.self_pref.to_dict() if self.self_pref is not None else None,
             "criteria": self.criteria,
+            **({"warnings": list(self.notes)} if self.notes else {}),
         }
+
+
+@contextmanager
+def _expected_degenerate(sink: list[str]) -> Iterator[None]:
+    """Collect the ``DegenerateMetricWarning``s of a step where small or one-class data is expected.
+
+    Their messages go to ``sink`` (the report lists them) instead of the
+    console; any other warning is passed on as it was raised.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateMetricWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, DegenerateMetricWarning):
+            if str(w.message) not in sink:
+                sink.append(str(w.message))
+                logger.info("undefined metric: %s", w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _folds(y: np.ndarray, groups: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
@@ -210,72 +257,164 @@ def analyze(
     st = parse_strategy(strategy)
     make_calibrator(calibrator)  # validate the name early
     records = list(records)
+    data = _scored(records)
+    undefined: list[str] = []
+    plan = _split_plan(data, k_folds, seed)
+    with _expected_degenerate(undefined):
+        tuning = _tune(data, plan, st, target_error)
+    heldout, by_group, in_sample, band_held = _heldout_metrics(data, plan, tuning, target_error, n_resamples, seed, undefined)
+    calibration = _calibration_table(data, plan, tuning)
+    s_tuning, y_tuning = data.s[plan.tune], data.y[plan.tune]
+    final_cal = _fit_calibrator(calibrator, s_tuning, y_tuning)
+    t = tuning.threshold
+    t_cal = float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None
+    sp = None
+    gens = [r.generator for r in data.ok]
+    if any(gens):
+        sp = self_preference(
+            data.s >= t, data.y, gens, self_generators,
+            n_resamples=max(500, n_resamples), n_permutations=max(500, n_resamples), seed=seed,
+        )
+    ok = data.ok
+    crit = criteria_thresholds(ok, strategy=str(st)) if any(r.labels and r.criteria for r in ok) else {}
+    held = plan.held
+    return Analysis(
+        task=data.task, n_rows=len(records), n_scored=len(ok), n_errors=len(records) - len(ok),
+        strategy=str(st), mode=plan.mode, mode_note=plan.note, threshold=float(t), threshold_calibrated=t_cal,
+        n_tuning=int(plan.tune.sum()), n_heldout=int(held.sum()), heldout=heldout, heldout_by_group=by_group,
+        in_sample=in_sample, abstain=tuning.band, abstain_heldout=band_held, calibration=calibration,
+        calibrator_kind=calibrator, calibrator=final_cal, self_pref=sp, criteria=crit,
+        y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row[calibrator][held], s_tuning=s_tuning,
+        y_tuning=y_tuning, notes=_data_notes(data), undefined_metrics=undefined,
+    )
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """One task's successfully scored records as arrays."""
+
+    task: str
+    ok: list[ScoreRecord]
+    y: np.ndarray
+    s: np.ndarray
+    groups: np.ndarray
+    splits: np.ndarray
+    fold_groups: np.ndarray
+
+
+def _scored(records: Sequence[ScoreRecord]) -> _Scored:
     tasks = {r.task for r in records}
     if len(tasks) > 1:
         raise DataError(f"analyze takes one task's records; got {sorted(tasks)}. Analyse each task separately.")
     ok = [r for r in records if r.ok]
-    n_errors = len(records) - len(ok)
     if not ok:
         raise DataError("No row was scored successfully; nothing to analyse (see the 'error' fields of the run file).")
-    y_all = np.array([r.label for r in ok], dtype=int)
-    s_all = np.array([r.score for r in ok], dtype=float)
-    groups_all = np.array([r.group or "(none)" for r in ok])
-    splits = np.array([r.split or "" for r in ok])
-    fold_groups = np.array([r.fold_key for r in ok])
-    has_split = (splits == "dev").any() and (splits == "test").any()
+    return _Scored(
+        task=next(iter(tasks)),
+        ok=ok,
+        y=np.array([r.label for r in ok], dtype=int),
+        s=np.array([r.score for r in ok], dtype=float),
+        groups=np.array([r.group or "(none)" for r in ok]),
+        splits=np.array([r.split or "" for r in ok]),
+        fold_groups=np.array([r.fold_key for r in ok]),
+    )
 
-    thr_row = np.full(len(ok), np.nan)  # per-row threshold used for held-out verdicts
-    s_cal_row = {k: np.full(len(ok), np.nan) for k in CALIBRATORS}
-    band_low = np.full(len(ok), np.nan)
-    band_high = np.full(len(ok), np.nan)
 
-    def tune_and_apply(train: np.ndarray, target: np.ndarray):
-        """Tune threshold, abstain band and calibrators on ``train``; apply them to ``target``."""
-        threshold = choose_threshold(y_all[train], s_all[train], st)
-        b = abstain_band(y_all[train], s_all[train], target_error=target_error)
-        thr_row[target] = threshold
-        band_low[target], band_high[target] = b.low, b.high
+def _data_notes(data: _Scored) -> list[str]:
+    if len(np.unique(data.y)) != 1:
+        return []
+    only = int(data.y[0])
+    return [
+        f"Only label {only} rows were scored ({len(data.ok)} rows): AUROC, balanced accuracy, the threshold "
+        f"and calibration need both labels and are not measured. Add rows of label {1 - only} to the set."
+    ]
+
+
+@dataclass(frozen=True)
+class _SplitPlan:
+    """Which rows tune the threshold and which measure it.
+
+    ``mode`` is ``split`` (dev tunes, test measures), ``cv`` (``folds``
+    measure in turn; the shipped threshold is tuned on all rows) or
+    ``in-sample`` (too few rows: tuned and measured on the same rows).
+    """
+
+    mode: str
+    note: str
+    tune: np.ndarray
+    held: np.ndarray
+    folds: list[np.ndarray] | None = None
+
+
+def _split_plan(data: _Scored, k_folds: int, seed: int | None) -> _SplitPlan:
+    splits = data.splits
+    if (splits == "dev").any() and (splits == "test").any():
+        return _SplitPlan("split", "threshold tuned on the dev split, measured on the test split",
+                          splits == "dev", splits == "test")
+    everything = np.ones(len(data.ok), dtype=bool)
+    folds = _folds(data.y, data.fold_groups, k_folds, seed)
+    if folds is None:
+        return _SplitPlan("in-sample", "too few rows of a class for cross-validation", everything, everything)
+    note = f"{len(folds)}-fold cross-validation; the shipped threshold is tuned on all rows"
+    return _SplitPlan("cv", note, everything, everything, folds)
+
+
+@dataclass(frozen=True)
+class _Tuning:
+    """The shipped threshold and band, and per row the threshold, band and calibrated scores it is measured with."""
+
+    threshold: float
+    band: AbstainBand
+    thr_row: np.ndarray
+    band_low: np.ndarray
+    band_high: np.ndarray
+    s_cal_row: dict[str, np.ndarray]
+
+
+def _tune(data: _Scored, plan: _SplitPlan, st: Any, target_error: float) -> _Tuning:
+    """Tune threshold, abstain band and calibrators on each plan's tuning rows; apply them to its held-out rows."""
+    n = len(data.ok)
+    tuning = _Tuning(math.nan, AbstainBand(math.nan, math.nan, math.nan, math.nan, target_error),
+                     np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan),
+                     {k: np.full(n, np.nan) for k in CALIBRATORS})
+
+    def tune_and_apply(train: np.ndarray, target: np.ndarray) -> tuple[float, AbstainBand]:
+        threshold = choose_threshold(data.y[train], data.s[train], st)
+        b = abstain_band(data.y[train], data.s[train], target_error=target_error)
+        tuning.thr_row[target] = threshold
+        tuning.band_low[target], tuning.band_high[target] = b.low, b.high
         for kind in CALIBRATORS:
-            c = _fit_calibrator(kind, s_all[train], y_all[train])
+            c = _fit_calibrator(kind, data.s[train], data.y[train])
             if c is not None:
-                s_cal_row[kind][target] = c.predict(s_all[target])
+                tuning.s_cal_row[kind][target] = c.predict(data.s[target])
         return threshold, b
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if has_split:
-            mode = "split"
-            tune = splits == "dev"
-            held = splits == "test"
-            note = "threshold tuned on the dev split, measured on the test split"
-            t, band = tune_and_apply(tune, held)
-        else:
-            folds = _folds(y_all, fold_groups, k_folds, seed)
-            tune = np.ones(len(ok), dtype=bool)
-            held = np.ones(len(ok), dtype=bool)
-            if folds is None:
-                mode = "in-sample"
-                note = "too few rows of a class for cross-validation"
-                t, band = tune_and_apply(tune, held)
-            else:
-                mode = "cv"
-                note = f"{len(folds)}-fold cross-validation; the shipped threshold is tuned on all rows"
-                t = choose_threshold(y_all, s_all, st)
-                band = abstain_band(y_all, s_all, target_error=target_error)
-                for test_idx in folds:
-                    train = np.ones(len(ok), dtype=bool)
-                    train[test_idx] = False
-                    tune_and_apply(train, test_idx)
-        y_tuning, s_tuning = y_all[tune], s_all[tune]
+    if plan.folds is None:
+        t, band = tune_and_apply(plan.tune, plan.held)
+    else:
+        t = choose_threshold(data.y, data.s, st)
+        band = abstain_band(data.y, data.s, target_error=target_error)
+        for test_idx in plan.folds:
+            train = np.ones(n, dtype=bool)
+            train[test_idx] = False
+            tune_and_apply(train, test_idx)
+    return _Tuning(t, band, tuning.thr_row, tuning.band_low, tuning.band_high, tuning.s_cal_row)
 
-    y_h, s_h, t_h = y_all[held], s_all[held], thr_row[held]
+
+def _heldout_metrics(
+    data: _Scored, plan: _SplitPlan, tuning: _Tuning, target_error: float, n_resamples: int, seed: int | None,
+    undefined: list[str],
+) -> tuple[dict[str, Interval], dict[str, dict[str, Interval]], dict[str, float], AbstainBand]:
+    """Metrics on the held-out rows with bootstrap intervals, by group, in-sample, and the pooled band."""
+    held = plan.held
+    y_h, s_h, t_h = data.y[held], data.s[held], tuning.thr_row[held]
 
     def stat(y, s, t):
         return fast_binary_metrics(y, s, t)
 
     # Rows that belong together are resampled together (a cluster bootstrap);
     # with no such rows this is the plain row bootstrap.
-    held_groups = fold_groups[held]
+    held_groups = data.fold_groups[held]
     paired = len(np.unique(held_groups)) < len(held_groups)
     heldout = bootstrap_many(
         stat, [y_h, s_h, t_h], n_resamples=n_resamples, seed=seed,
@@ -284,28 +423,30 @@ def analyze(
     # Point estimates from scikit-learn (the numpy twin used for resamples
     # gives the same values; the tests check it). Under cross-validation each
     # fold has its own threshold, so the thresholded metrics come from the twin.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        point = binary_metrics(y_h, s_h, threshold=t)
-        if mode == "cv":
+    with _expected_degenerate(undefined):
+        point = binary_metrics(y_h, s_h, threshold=tuning.threshold)
+        if plan.mode == "cv":
             per_fold = fast_binary_metrics(y_h, s_h, t_h)
             point.update({k: per_fold[k] for k in THRESHOLD_METRICS})
     for k, iv in heldout.items():
         heldout[k] = Interval(float(point[k]), iv.low, iv.high, iv.confidence)
-
     by_group = {}
-    for g in sorted(set(groups_all[held])):
-        m = groups_all[held] == g
+    for g in sorted(set(data.groups[held])):
+        m = data.groups[held] == g
         by_group[g] = bootstrap_many(stat, [y_h[m], s_h[m], t_h[m]], n_resamples=max(200, n_resamples // 5), seed=seed)
+    with _expected_degenerate(undefined):
+        in_sample = binary_metrics(data.y, data.s, threshold=tuning.threshold)
+    band_held = _pooled_band(y_h, s_h, tuning.band_low[held], tuning.band_high[held], target_error)
+    return heldout, by_group, in_sample, band_held
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        in_sample = binary_metrics(y_all, s_all, threshold=t)
-    band_held = _pooled_band(y_h, s_h, band_low[held], band_high[held], target_error)
 
+def _calibration_table(data: _Scored, plan: _SplitPlan, tuning: _Tuning) -> dict[str, dict[str, float]]:
+    """ECE and Brier before and after each calibrator, on the held-out rows."""
+    held = plan.held
+    y_h, s_h = data.y[held], data.s[held]
     calibration = {}
     for kind in CALIBRATORS:
-        sc = s_cal_row[kind][held]
+        sc = tuning.s_cal_row[kind][held]
         valid = ~np.isnan(sc)
         before = fast_binary_metrics(y_h[valid], s_h[valid], 0.5) if valid.any() else {}
         after = fast_binary_metrics(y_h[valid], sc[valid], 0.5) if valid.any() else {}
@@ -318,47 +459,7 @@ def analyze(
             "brier_before": before.get("brier", math.nan),
             "brier_after": after.get("brier", math.nan),
         }
-    final_cal = _fit_calibrator(calibrator, s_tuning, y_tuning)
-    t_cal = float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None
-
-    sp = None
-    gens = [r.generator for r in ok]
-    if any(gens):
-        sp = self_preference(
-            s_all >= t, y_all, gens, self_generators,
-            n_resamples=max(500, n_resamples), n_permutations=max(500, n_resamples), seed=seed,
-        )
-    crit = criteria_thresholds(ok, strategy=str(st)) if any(r.labels and r.criteria for r in ok) else {}
-
-    s_cal_plot = s_cal_row[calibrator][held]
-    return Analysis(
-        task=next(iter(tasks)),
-        n_rows=len(records),
-        n_scored=len(ok),
-        n_errors=n_errors,
-        strategy=str(st),
-        mode=mode,
-        mode_note=note,
-        threshold=float(t),
-        threshold_calibrated=t_cal,
-        n_tuning=int(tune.sum()),
-        n_heldout=int(held.sum()),
-        heldout=heldout,
-        heldout_by_group=by_group,
-        in_sample=in_sample,
-        abstain=band,
-        abstain_heldout=band_held,
-        calibration=calibration,
-        calibrator_kind=calibrator,
-        calibrator=final_cal,
-        self_pref=sp,
-        criteria=crit,
-        y=y_h,
-        s=s_h,
-        s_cal=s_cal_plot,
-        s_tuning=s_tuning,
-        y_tuning=y_tuning,
-    )
+    return calibration
 
 
 def _pooled_band(y, s, low, high, target_error) -> AbstainBand:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judgelab.errors import DataError, JudgelabError
-from judgelab.calibration._rows import LabelledRow
+from judgelab.calibration._rows import LabelledRow, not_utf8
 
 __all__ = [
     "IMPORTERS",
@@ -36,6 +36,8 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc, "data set file") from exc
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
@@ -187,44 +189,63 @@ def import_faithbench(
         fh = path.open(encoding="utf-8", newline="")
     except OSError as exc:
         raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
-    rows = []
     with fh:
-        for i, rec in enumerate(csv.DictReader(fh), start=1):
-            line = i + 1  # header is line 1 (multi-line cells make this approximate)
-            raw = str(_field(rec, label_field, path, line)).strip()
-            key = raw.lower()
-            if key == "questionable":
-                if questionable == "drop":
-                    continue
-                label = 1 if questionable == "pass" else 0
-            elif key in _FAITHBENCH_LABELS:
-                label = _FAITHBENCH_LABELS[key]
-            else:
-                raise DataError(
-                    f"{path} record {i} has {label_field} {raw!r}; expected Consistent, "
-                    "Benign, Questionable or Unwanted.",
-                    path=str(path),
-                    line=line,
-                    field=label_field,
-                )
-            source = _field(rec, "source", path, line)
-            rows.append(
-                LabelledRow(
-                    id=f"faithbench-{i}",
-                    task="fact-check",
-                    documents=[source],
-                    response=_field(rec, "summary", path, line).strip(),
-                    label=label,
-                    generator=_field(rec, "LLM", path, line),
-                    group="faithbench",
-                    meta={
-                        "worst_label": rec.get("worst-label"),
-                        "best_label": rec.get("best-label"),
-                        # summaries of one source stay in one cross-validation fold
-                        "pair": "faithbench-" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:16],
-                    },
-                )
+        try:
+            return _faithbench_rows(path, csv.DictReader(fh), questionable, label_field)
+        except UnicodeDecodeError as exc:
+            raise not_utf8(path, exc, "FaithBench file") from exc
+
+
+_FAITHBENCH_COLUMNS = ("source", "summary", "LLM")
+
+
+def _faithbench_rows(path: Path, reader: csv.DictReader, questionable: str, label_field: str) -> list[LabelledRow]:
+    needed = (*_FAITHBENCH_COLUMNS, label_field)
+    missing = [c for c in needed if c not in (reader.fieldnames or ())]
+    if missing:
+        raise DataError(
+            f"{path}:1 lacks the FaithBench column(s) {', '.join(missing)} (its header is "
+            f"{', '.join(reader.fieldnames or ()) or 'empty'}). Pass FaithBench.csv from the FaithBench "
+            "repository (columns source, summary, LLM, worst-label, best-label).",
+            path=str(path), line=1, field=missing[0],
+        )
+    rows = []
+    for i, rec in enumerate(reader, start=1):
+        line = i + 1  # header is line 1 (multi-line cells make this approximate)
+        raw = str(_field(rec, label_field, path, line)).strip()
+        key = raw.lower()
+        if key == "questionable":
+            if questionable == "drop":
+                continue
+            label = 1 if questionable == "pass" else 0
+        elif key in _FAITHBENCH_LABELS:
+            label = _FAITHBENCH_LABELS[key]
+        else:
+            raise DataError(
+                f"{path} record {i} has {label_field} {raw!r}; expected Consistent, "
+                "Benign, Questionable or Unwanted.",
+                path=str(path),
+                line=line,
+                field=label_field,
             )
+        source = _field(rec, "source", path, line)
+        rows.append(
+            LabelledRow(
+                id=f"faithbench-{i}",
+                task="fact-check",
+                documents=[source],
+                response=_field(rec, "summary", path, line).strip(),
+                label=label,
+                generator=_field(rec, "LLM", path, line),
+                group="faithbench",
+                meta={
+                    "worst_label": rec.get("worst-label"),
+                    "best_label": rec.get("best-label"),
+                    # summaries of one source stay in one cross-validation fold
+                    "pair": "faithbench-" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:16],
+                },
+            )
+        )
     return rows
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import html
 import json
 import math
 from collections.abc import Mapping
@@ -32,10 +31,21 @@ def _f(x: Any, spec: str = ".3f") -> str:
     return format(x, spec)
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
+def _selfpref_section(sp: Any) -> tuple[str, list[str], list[list[str]], str]:
+    """The self-preference table: pass rates by generator, then the gaps and their p-values."""
+    rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
+            for s in sp.by_generator]
+    for s in (sp.self_stats, sp.other_stats):
+        rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
+    return (
+        "Self-preference",
+        ["generator", "rows", "pass rate", "P(pass | label 1)", "P(pass | label 0)"],
+        rows,
+        (f"Self patterns: {', '.join(sp.patterns) or '(none)'}. Gap label 1 (equal opportunity): "
+         f"{format(sp.gap_pos, '+.3f')}, p = {_f(sp.p_value_pos, '.3g')}; gap label 0: "
+         f"{format(sp.gap_neg, '+.3f')}, p = {_f(sp.p_value_neg, '.3g')}. {sp.message} "
+         f"Verdicts at the shipped threshold on all scored rows."),
+    )
 
 
 def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -79,20 +89,14 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
          if b.coverage == 0 else
          "Accept when confident, escalate the rows in between to a person or a stronger judge."),
     ))
-    sp = a.self_pref
-    if sp is not None:
-        rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
-                for s in sp.by_generator]
-        for s in (sp.self_stats, sp.other_stats):
-            rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
+    if a.self_pref is not None:
+        tables.append(_selfpref_section(a.self_pref))
+    if a.undefined_metrics:
         tables.append((
-            "Self-preference",
-            ["generator", "rows", "pass rate", "P(pass | label 1)", "P(pass | label 0)"],
-            rows,
-            (f"Self patterns: {', '.join(sp.patterns) or '(none)'}. Gap label 1 (equal opportunity): "
-             f"{format(sp.gap_pos, '+.3f')}, p = {_f(sp.p_value_pos, '.3g')}; gap label 0: "
-             f"{format(sp.gap_neg, '+.3f')}, p = {_f(sp.p_value_neg, '.3g')}. {sp.message} "
-             f"Verdicts at the shipped threshold on all scored rows."),
+            "Undefined metrics",
+            ["why a metric is n/a on some tuning or held-out rows"],
+            [[m] for m in a.undefined_metrics],
+            "Small or one-class subsets leave these metrics undefined (nan); they are reported as n/a.",
         ))
     if a.criteria:
         tables.append((
@@ -112,6 +116,9 @@ def write_report(
     figures: bool = True,
 ) -> dict[str, Path]:
     """Write ``metrics.json``, ``report.md``, ``report.html``, calibrators and figures.
+
+    Both reports are rendered from one data structure (``report_data``)
+    through the Jinja templates in ``calibration/templates``.
 
     Parameters
     ----------
@@ -133,8 +140,19 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(meta or {})
+    written = _write_metrics(analyses, out, meta)
+    figs = _write_figures(analyses, out) if figures else {}
+    data = report_data(analyses, meta, figs)
+    for kind, name in (("report_md", "report.md"), ("report_html", "report.html")):
+        (out / name).write_text(_render(name, data), encoding="utf-8")
+        written[kind] = out / name
+    return written
+
+
+def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
+    """metrics.json, each task's fitted calibrator and criteria minimums."""
     written: dict[str, Path] = {}
-    metrics = {"meta": meta, "tasks": {t: a.to_dict() for t, a in analyses.items()}}
+    metrics = {"meta": dict(meta), "tasks": {t: a.to_dict() for t, a in analyses.items()}}
     for t, a in analyses.items():
         if a.calibrator is not None:
             written[f"calibrator-{t}"] = a.calibrator.save(out / f"calibrator-{t}.json")
@@ -145,68 +163,59 @@ def write_report(
             )
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
     written["metrics"] = out / "metrics.json"
+    return written
+
+
+def _write_figures(analyses: Mapping[str, Analysis], out: Path) -> dict[str, dict[str, bytes]]:
+    """PNG figures per task, also written under ``figures/`` for the markdown report."""
+    from judgelab.calibration._plots import analysis_figures
 
     figs: dict[str, dict[str, bytes]] = {}
-    if figures:
-        from judgelab.calibration._plots import analysis_figures
+    for t, a in analyses.items():
+        figs[t] = analysis_figures(a)
+        (out / "figures").mkdir(exist_ok=True)
+        for name, png in figs[t].items():
+            (out / "figures" / f"{t}-{name}.png").write_bytes(png)
+    return figs
 
-        for t, a in analyses.items():
-            figs[t] = analysis_figures(a)
-            (out / "figures").mkdir(exist_ok=True)
-            for name, png in figs[t].items():
-                (out / "figures" / f"{t}-{name}.png").write_bytes(png)
 
-    md: list[str] = ["# judgelab calibration report", ""]
+def report_data(
+    analyses: Mapping[str, Analysis], meta: Mapping[str, Any], figs: Mapping[str, Mapping[str, bytes]]
+) -> dict[str, Any]:
+    """What both reports show: the run facts, then per task its headline, warnings, tables and figures."""
+    tasks = []
     for t, a in analyses.items():
-        md.append(f"**{t}:** {a.headline()}")
-        md.append("")
-        if a.chance_note():
-            md += [f"> **Warning ({t}):** {a.chance_note()}", ""]
-    if meta:
-        md += ["", *[f"- {k}: `{v}`" for k, v in meta.items()], ""]
-    for t, a in analyses.items():
-        md += [f"## {t}", "", f"{a.n_scored} of {a.n_rows} rows scored"
-               + (f"; {a.n_errors} failed and are left out (see the 'error' field in scores.jsonl)" if a.n_errors else "")
-               + f". Threshold strategy `{a.strategy}`.", ""]
-        for title, header, rows, note in _task_sections(a):
-            md += [f"### {title}", "", *_md_table(header, rows), ""]
-            if note:
-                md += [note, ""]
-        for name in figs.get(t, {}):
-            md += [f"![{_FIG_TITLES[name]}](figures/{t}-{name}.png)", ""]
-    (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    written["report_md"] = out / "report.md"
+        tasks.append({
+            "name": t,
+            "headline": a.headline(),
+            "warnings": a.warnings(),
+            "n_scored": a.n_scored,
+            "n_rows": a.n_rows,
+            "n_errors": a.n_errors,
+            "strategy": a.strategy,
+            "sections": [{"title": title, "header": header, "rows": rows, "note": note}
+                         for title, header, rows, note in _task_sections(a)],
+            "figures": [{"name": name, "title": _FIG_TITLES[name], "b64": base64.b64encode(png).decode("ascii")}
+                        for name, png in figs.get(t, {}).items()],
+        })
+    return {"tasks": tasks, "meta": [(str(k), str(v)) for k, v in meta.items()], "style": _STYLE}
 
-    h = html.escape
-    body = ["<h1>judgelab calibration report</h1>"]
-    for t, a in analyses.items():
-        body.append(f"<p class='headline'><b>{h(t)}:</b> {h(a.headline())}</p>")
-        if a.chance_note():
-            body.append(f"<p class='warn'><b>Warning:</b> {h(a.chance_note())}</p>")
-    if meta:
-        body.append("<ul>" + "".join(f"<li>{h(str(k))}: <code>{h(str(v))}</code></li>" for k, v in meta.items()) + "</ul>")
-    for t, a in analyses.items():
-        body.append(f"<h2>{h(t)}</h2><p>{a.n_scored} of {a.n_rows} rows scored; {a.n_errors} failed. "
-                    f"Threshold strategy <code>{h(a.strategy)}</code>.</p>")
-        for title, header, rows, note in _task_sections(a):
-            body.append(f"<h3>{h(title)}</h3><table><tr>" + "".join(f"<th>{h(c)}</th>" for c in header) + "</tr>")
-            for r in rows:
-                body.append("<tr>" + "".join(f"<td>{h(c).replace('**', '')}</td>" for c in r) + "</tr>")
-            body.append("</table>")
-            if note:
-                body.append(f"<p class='note'>{h(note)}</p>")
-        body.append("<div class='figs'>")
-        for name, png in figs.get(t, {}).items():
-            b64 = base64.b64encode(png).decode("ascii")
-            body.append(f"<figure><img alt='{h(_FIG_TITLES[name])}' src='data:image/png;base64,{b64}'>"
-                        f"<figcaption>{h(_FIG_TITLES[name])}</figcaption></figure>")
-        body.append("</div>")
-    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-             "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:14px}"
-             ".headline{font-size:1.15em;background:#eef6ee;padding:.6em}.warn{background:#fdecea;padding:.6em}"
-             ".note{color:#555;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}")
-    doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>judgelab calibration report</title>"
-           f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
-    (out / "report.html").write_text(doc, encoding="utf-8")
-    written["report_html"] = out / "report.html"
-    return written
+
+_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+          "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:14px}"
+          ".headline{font-size:1.15em;background:#eef6ee;padding:.6em}.warn{background:#fdecea;padding:.6em}"
+          ".note{color:#555;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}")
+
+
+def _render(name: str, data: Mapping[str, Any]) -> str:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("judgelab.calibration", "templates"),
+        autoescape=name.endswith(".html"),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template(name + ".j2").render(**data)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +18,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judgelab.calibration._rows import LabelledRow
 from judgelab.errors import DataError, JudgelabError
-from judgelab.evaluators._spi import EvaluationResponse, Evaluator, evaluate_many
+from judgelab.evaluators import (
+    EvaluationResponse,
+    Evaluator,
+    EvaluatorIdentity,
+    evaluate_many,
+    evaluator_identity,
+    judgment_detail,
+)
 
-__all__ = ["ScoreRecord", "read_scores", "run"]
+__all__ = ["ResumePlan", "ScoreRecord", "plan_resume", "read_scores", "row_hash", "run"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +43,10 @@ class ScoreRecord(BaseModel):
     or the id): cross-validation keeps records of one group in one fold.
     Records written before the field existed lack it; ``fold_key`` then
     falls back to the id.
+
+    ``row_hash`` (``row_hash(row)``), ``spec_hash`` and ``evaluator_hash``
+    say what was scored and by which judge: a resumed run reuses a record
+    only when all three still match (see ``plan_resume``).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -58,6 +72,8 @@ class ScoreRecord(BaseModel):
     threshold: float | None = None
     evaluator: str | None = None
     error: str | None = None
+    row_hash: str | None = None
+    evaluator_hash: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -83,22 +99,128 @@ def _jsonable(value: Any) -> Any:
         return repr(value)
 
 
-def _criteria_scores(meta: Mapping[str, Any]) -> dict[str, float] | None:
-    """Per-criterion scores from a criteria evaluator's metadata, if any."""
-    crit = meta.get("criteria")
-    if not isinstance(crit, Mapping):
+def row_hash(row: LabelledRow) -> str:
+    """A short sha256 of everything a row says except its id (text, documents, label, task, ...).
+
+    A saved record whose ``row_hash`` differs from its row's was scored from
+    other content (or judged against another label) and is never reused.
+    """
+    payload = json.dumps(row.model_dump(mode="json", exclude={"id"}), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """Which saved records a resumed run keeps and which rows it scores.
+
+    Attributes
+    ----------
+    reuse
+        ``{row id: record}`` of records whose row, spec and evaluator still match.
+    todo
+        Rows to score, in row order: never scored, failed before, or changed.
+    changed
+        ``{reason: count}`` for rows whose saved record is stale (rescored).
+    """
+
+    reuse: dict[str, ScoreRecord]
+    todo: list[LabelledRow]
+    changed: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_changed(self) -> int:
+        return sum(self.changed.values())
+
+    def describe(self) -> str:
+        """``"3 rows changed since they were scored (label: 2, text or documents: 1)"``, or ``""``."""
+        if not self.changed:
+            return ""
+        reasons = ", ".join(f"{why}: {n}" for why, n in sorted(self.changed.items()))
+        return f"{self.n_changed} row(s) changed since they were scored ({reasons})"
+
+
+def _stale_reason(rec: ScoreRecord, row: LabelledRow, h: str) -> str | None:
+    if rec.row_hash is None:
+        return "no row hash (written by an older judgelab)"
+    if rec.row_hash == h:
         return None
-    out = {}
-    for name, value in crit.items():
-        if isinstance(value, Mapping):
-            value = value.get("score", value.get("probability"))
-        if isinstance(value, (int, float)):
-            out[str(name)] = float(value)
-    return out or None
+    if rec.label != row.label:
+        return "label"
+    if rec.task != row.task:
+        return "task"
+    return "text, documents or other fields"
 
 
-def _record(row: LabelledRow, resp: EvaluationResponse | None, seconds: float, evaluator: Any, error: str | None = None) -> dict[str, Any]:
-    meta = dict(resp.metadata) if resp is not None else {}
+def plan_resume(
+    existing: Iterable[ScoreRecord],
+    rows: Sequence[LabelledRow],
+    *,
+    identity: EvaluatorIdentity | None = None,
+    path: str | Path = "scores.jsonl",
+) -> ResumePlan:
+    """Match saved records to rows before anything is scored.
+
+    A record is reused only when its ``row_hash`` equals the row's and its
+    ``spec_hash`` and ``evaluator_hash`` equal ``identity``'s (where both
+    sides know them). Rows whose record is stale are scored again and counted
+    by reason; records of rows that failed are retried.
+
+    Raises
+    ------
+    DataError
+        If records of these rows were scored by another model spec or another
+        evaluator configuration: mixing judges in one run would report numbers
+        of neither. The message says how many records and what to do.
+    """
+    latest: dict[str, ScoreRecord] = {}
+    for rec in existing:
+        latest[rec.id] = rec  # the newest record of a row wins
+    mine = [latest[r.id] for r in rows if r.id in latest and latest[r.id].error is None]
+    if identity is not None:
+        _refuse_other_judge(mine, identity, path)
+    reuse: dict[str, ScoreRecord] = {}
+    todo: list[LabelledRow] = []
+    changed: Counter[str] = Counter()
+    for row in rows:
+        rec = latest.get(row.id)
+        if rec is None or rec.error is not None:
+            todo.append(row)
+            continue
+        why = _stale_reason(rec, row, row_hash(row))
+        if why is None:
+            reuse[row.id] = rec.model_copy(update=_row_fields(row))
+        else:
+            changed[why] += 1
+            todo.append(row)
+    return ResumePlan(reuse, todo, dict(changed))
+
+
+def _refuse_other_judge(records: Sequence[ScoreRecord], identity: EvaluatorIdentity, path: str | Path) -> None:
+    for attr, now, what in (
+        ("spec_hash", identity.spec_hash, "another model spec"),
+        ("evaluator_hash", identity.evaluator_hash, "another evaluator configuration (template, threshold, labels or calibrator)"),
+    ):
+        if now is None:
+            continue
+        other = [r for r in records if getattr(r, attr) and getattr(r, attr) != now]
+        if other:
+            was = sorted({getattr(r, attr) for r in other})
+            raise DataError(
+                f"{path} holds {len(other)} record(s) scored by {what} ({attr} {', '.join(was)}, now {now}); "
+                "they cannot be reused. Write this run to a new output folder (--out), or delete the file to rescore.",
+                path=str(path),
+            )
+
+
+def _record(
+    row: LabelledRow,
+    resp: EvaluationResponse | None,
+    seconds: float,
+    evaluator: Any,
+    error: str | None = None,
+    identity: EvaluatorIdentity | None = None,
+) -> dict[str, Any]:
+    detail = judgment_detail(resp) if resp is not None else None
     rec = ScoreRecord(
         id=row.id,
         task=row.task,
@@ -107,20 +229,22 @@ def _record(row: LabelledRow, resp: EvaluationResponse | None, seconds: float, e
         generator=row.generator,
         split=row.split,
         fold_group=row.fold_group,
-        probabilities=_jsonable(meta.get("probabilities")),
+        probabilities=_jsonable(dict(detail.probabilities)) if detail and detail.probabilities else None,
         score=float(resp.score) if resp is not None else None,
-        raw_score=meta.get("raw_score", resp.score if resp is not None else None),
+        raw_score=detail.raw_score if detail else None,
         passed=bool(resp.passed) if resp is not None else None,
-        chunks=_jsonable(meta.get("chunks")),
-        criteria=_criteria_scores(meta),
+        chunks=_jsonable(list(detail.chunks)) if detail and detail.chunks else None,
+        criteria=dict(detail.criteria) if detail and detail.criteria else None,
         labels=dict(row.labels) if row.labels else None,
         seconds=round(seconds, 6),
-        model=meta.get("model"),
-        spec_hash=meta.get("spec_hash"),
-        prompt_tokens=meta.get("prompt_tokens"),
-        threshold=meta.get("threshold"),
+        model=detail.model if detail else None,
+        spec_hash=(detail.spec_hash if detail else None) or (identity.spec_hash if identity is not None else None),
+        prompt_tokens=detail.prompt_tokens if detail else None,
+        threshold=detail.threshold if detail else None,
         evaluator=type(evaluator).__name__,
         error=error,
+        row_hash=row_hash(row),
+        evaluator_hash=identity.evaluator_hash if identity is not None else None,
     )
     return rec.model_dump(exclude_none=True)
 
@@ -192,11 +316,15 @@ def run(
 ) -> list[ScoreRecord]:
     """Score rows with an evaluator, writing one JSONL record per row as it is scored.
 
-    Rerunning with the same ``out`` skips rows whose id is already there, so
-    a killed or interrupted run resumes where it stopped; a kill loses at
-    most the batch in flight (each record is flushed and fsynced when
-    written). Rows that failed with an error are retried on resume; the
-    newest record of a row wins. Rows go to the evaluator through ``evaluate_many`` in batches
+    Rerunning with the same ``out`` skips rows already scored, so a killed or
+    interrupted run resumes where it stopped; a kill loses at most the batch
+    in flight (each record is flushed and fsynced when written). A saved
+    record is reused only when its row's content, the model spec and the
+    evaluator configuration are unchanged (``plan_resume``, checked before
+    anything is scored): changed rows are rescored (their stale records are
+    removed and a warning says how many and why), and records of another
+    judge are refused. Rows that failed with an error are retried on resume;
+    the newest record of a row wins. Rows go to the evaluator through ``evaluate_many`` in batches
     of ``batch_size`` so that the engine can share prompt prefixes.
 
     Parameters
@@ -222,34 +350,31 @@ def run(
     Raises
     ------
     DataError
-        If ``out`` holds records written by a different model (spec hash).
+        If ``out`` holds records of these rows written by a different model
+        spec or evaluator configuration.
     """
-    if not isinstance(batch_size, int) or batch_size < 1:
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise JudgelabError(f"The 'batch_size' parameter of run must be an int >= 1. Got {batch_size!r} instead.")
     rows = list(rows)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    identity = evaluator_identity(evaluator)
     existing = read_scores(out, repair=True) if out.exists() else []
-    done = {r.id for r in existing if r.error is None}  # rows that failed are retried
-    hashes = {r.spec_hash for r in existing if r.spec_hash}
-    todo = [r for r in rows if r.id not in done]
+    plan = plan_resume(existing, rows, identity=identity, path=out)
+    todo = plan.todo
+    if plan.changed:
+        logger.warning("%s: %s; rescoring them", out, plan.describe())
+        _drop_records(out, {r.id for r in todo})
     if existing:
-        logger.info("resuming %s: %d of %d rows already scored", out, len(rows) - len(todo), len(rows))
+        logger.info("resuming %s: %d of %d rows already scored", out, len(plan.reuse), len(rows))
+    hashes = {r.spec_hash for r in plan.reuse.values() if r.spec_hash}
     bar = _progress(len(rows), len(rows) - len(todo), progress)
     try:
         with out.open("a", encoding="utf-8") as fh:
             for start in range(0, len(todo), batch_size):
                 batch = todo[start : start + batch_size]
-                for rec in _score_batch(evaluator, batch):
-                    h = rec.get("spec_hash")
-                    if h and hashes and h not in hashes:
-                        raise DataError(
-                            f"{out} holds scores from another model (spec hash {sorted(hashes)[0]}, "
-                            f"now {h}). Write this run to a new output file.",
-                            path=str(out),
-                        )
-                    if h:
-                        hashes.add(h)
+                for rec in _score_batch(evaluator, batch, identity):
+                    _check_same_model(rec, hashes, out)
                     fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     fh.flush()
                     os.fsync(fh.fileno())
@@ -259,17 +384,45 @@ def run(
         if bar is not None:
             bar.close()
     by_id = {r.id: r for r in read_scores(out)}
-    # Records resumed from a file written before ``fold_group`` existed get
-    # it from their row here, so the analysis of this run still keeps pairs
-    # together (the file itself is left as it is).
-    return [
-        by_id[r.id] if by_id[r.id].fold_group else by_id[r.id].model_copy(update={"fold_group": r.fold_group})
-        for r in rows
-        if r.id in by_id
-    ]
+    # Labels, splits and groups always come from the rows (the set file), never
+    # from a saved record; the row hash guarantees they agree. Records resumed
+    # from a file written before ``fold_group`` existed get it here too.
+    return [by_id[r.id].model_copy(update=_row_fields(r)) for r in rows if r.id in by_id]
 
 
-def _score_batch(evaluator: Evaluator, batch: Sequence[LabelledRow]) -> list[dict[str, Any]]:
+def _row_fields(row: LabelledRow) -> dict[str, Any]:
+    return {"task": row.task, "label": row.label, "group": row.group, "generator": row.generator,
+            "split": row.split, "fold_group": row.fold_group}
+
+
+def _check_same_model(rec: Mapping[str, Any], hashes: set[str], out: Path) -> None:
+    """After scoring: refuse a model whose spec hash was not known before scoring (e.g. a bare GGUF)."""
+    h = rec.get("spec_hash")
+    if h and hashes and h not in hashes:
+        raise DataError(
+            f"{out} holds scores from another model (spec hash {sorted(hashes)[0]}, "
+            f"now {h}). Write this run to a new output file.",
+            path=str(out),
+        )
+    if h:
+        hashes.add(h)
+
+
+def _drop_records(path: Path, ids: set[str]) -> None:
+    """Rewrite ``path`` without the records of ``ids`` (atomically: a kill leaves the old or the new file)."""
+    kept = [line for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line).get("id") not in ids]
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in kept))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _score_batch(
+    evaluator: Evaluator, batch: Sequence[LabelledRow], identity: EvaluatorIdentity | None = None
+) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     try:
         responses = evaluate_many(evaluator, [r.to_request() for r in batch])
@@ -278,14 +431,14 @@ def _score_batch(evaluator: Evaluator, batch: Sequence[LabelledRow]) -> list[dic
     except Exception as exc:  # isolate the failing row(s)
         if len(batch) == 1:
             logger.warning("row %s failed: %s", batch[0].id, exc)
-            return [_record(batch[0], None, time.perf_counter() - t0, evaluator, f"{type(exc).__name__}: {exc}")]
+            return [_record(batch[0], None, time.perf_counter() - t0, evaluator, f"{type(exc).__name__}: {exc}", identity)]
         out = []
         for row in batch:
-            out.extend(_score_batch(evaluator, [row]))
+            out.extend(_score_batch(evaluator, [row], identity))
         return out
     if len(responses) != len(batch):
         raise JudgelabError(
             f"{type(evaluator).__name__}.evaluate_many returned {len(responses)} responses for {len(batch)} requests."
         )
     per_row = (time.perf_counter() - t0) / len(batch)
-    return [_record(row, resp, per_row, evaluator) for row, resp in zip(batch, responses)]
+    return [_record(row, resp, per_row, evaluator, identity=identity) for row, resp in zip(batch, responses)]

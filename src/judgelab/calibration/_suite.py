@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.resources
 import logging
 import os
+from functools import cached_property
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,19 +14,25 @@ from judgelab.calibration._analysis import Analysis, analyze
 from judgelab.calibration._importers import IMPORTERS, import_set
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, load_rows
-from judgelab.calibration._run import ScoreRecord, read_scores, run
-from judgelab.errors import DataError, JudgelabError, SpecError
-from judgelab.evaluators._spi import Evaluator
-from judgelab.specs import load_spec
+from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, run
+from judgelab.calibration._calibrators import make_calibrator
+from judgelab.calibration._thresholds import parse_strategy
+from judgelab.errors import DataError, JudgelabError, SpecError, check_parameter
+from judgelab.evaluators import (
+    Evaluator,
+    EvaluatorIdentity,
+    FactCheckingEvaluator,
+    RelevancyEvaluator,
+    YesNoEvaluator,
+    evaluator_identity,
+)
+from judgelab.specs import DEFAULT_MODEL_ID, load_spec
 
-__all__ = ["DEFAULT_MODEL", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
+__all__ = ["DEFAULT_EVALUATORS", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "gemma-3-270m"
 STARTER_SET = "starter.jsonl"
-#: Tasks ``calibrate`` can build an evaluator for from a model.
-SCORABLE_TASKS = ("fact-check", "relevancy")
 
 
 def default_set_path() -> Path:
@@ -98,14 +105,87 @@ class CalibrationResult:
         return f"CalibrationResult(out={str(self.out)!r}, tasks={list(self.analyses)})"
 
 
-def _default_evaluator_factory(model: Any) -> Callable[[str], Evaluator]:
-    from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator
+#: The evaluator ``calibrate`` builds from a model for each task it can score.
+DEFAULT_EVALUATORS: dict[str, type[YesNoEvaluator]] = {
+    "fact-check": FactCheckingEvaluator,
+    "relevancy": RelevancyEvaluator,
+}
 
+
+class _Judge:
+    """The judge model behind ``calibrate``: its spec is known up front, the model is loaded only to score.
+
+    ``model`` is a loaded ``JudgeModel`` (used as is), a loader (a callable
+    returning one, optionally with a ``spec`` attribute: what the CLI
+    passes), or, as a convenience for library callers, a model id or path.
+    """
+
+    def __init__(self, model: Any, options: Mapping[str, Any]) -> None:
+        self.given = model
+        self.options = options
+        self.loaded: Any = model if hasattr(model, "judge_many") else None
+        self._owned = False
+        self.used = False
+
+    @cached_property
+    def spec(self) -> Any:
+        """The model spec, without loading the model (``None`` for a bare weights file)."""
+        if self.loaded is not None:
+            return self.loaded.spec
+        spec = getattr(self.given, "spec", None)
+        if spec is None and isinstance(self.given, (str, Path)):
+            try:
+                spec = load_spec(self.given)
+            except SpecError:  # a bare weights file has no spec until it is loaded
+                spec = None
+        return spec
+
+    @property
+    def name(self) -> str:
+        return getattr(getattr(self.given, "spec", None), "id", None) or str(self.given)
+
+    @property
+    def spec_hash_before_loading(self) -> str | None:
+        """The spec hash scores will carry, when it is certain before loading."""
+        if self.loaded is not None:
+            return self.loaded.spec.spec_hash
+        prompt = getattr(self.spec, "prompt", None)
+        if getattr(prompt, "style", None) == "chat" and not prompt.chat_template:
+            return None  # the loader may fall back to raw prompts (another spec hash)
+        return getattr(self.spec, "spec_hash", None)
+
+    def load(self) -> Any:
+        self.used = True
+        if self.loaded is None:
+            if isinstance(self.given, (str, Path)):
+                from judgelab.engine import load_model  # library convenience; the CLI passes a loader
+
+                self.loaded = load_model(self.given, **self.options)
+            else:
+                self.loaded = self.given()
+            self._owned = True
+        return self.loaded
+
+    def close(self) -> None:
+        if self._owned and hasattr(self.loaded, "close"):
+            self.loaded.close()
+
+
+def _task_identity(task: str, judge: _Judge, evaluators: Mapping[str, Evaluator]) -> EvaluatorIdentity | None:
+    """Who would score ``task`` now, known without loading the model (``None`` when unknown)."""
+    if task in evaluators:
+        return evaluator_identity(evaluators[task])
+    cls = DEFAULT_EVALUATORS.get(task)
+    if cls is None:
+        return None
+    return cls.default_identity(judge.spec_hash_before_loading)
+
+
+def _default_evaluator_factory(model: Any) -> Callable[[str], Evaluator]:
     def make(task: str) -> Evaluator:
-        if task == "fact-check":
-            return FactCheckingEvaluator(model)
-        if task == "relevancy":
-            return RelevancyEvaluator(model)
+        cls = DEFAULT_EVALUATORS.get(task)
+        if cls is not None:
+            return cls(model)
         raise JudgelabError(
             f"calibrate cannot build an evaluator for task {task!r} from a model yet; "
             "score those rows with run(your_evaluator, rows, out=...) and analyse with analyze_run()."
@@ -127,8 +207,12 @@ def analyze_run(
     seed: int | None = 0,
     meta: Mapping[str, Any] | None = None,
     figures: bool = True,
+    notes: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Analysis]:
-    """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``."""
+    """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
+
+    ``notes`` are ``{task: [warning, ...]}`` about the data, stated in the report.
+    """
     if isinstance(records, (str, Path)):
         records = read_scores(records)
     by_task: dict[str, list[ScoreRecord]] = {}
@@ -147,12 +231,68 @@ def analyze_run(
         )
         for task, recs in by_task.items()
     }
+    for task, task_notes in (notes or {}).items():
+        if task in analyses:
+            analyses[task].notes.extend(task_notes)
     write_report(analyses, out, meta=meta, figures=figures)
     return analyses
 
 
+def _check_options(
+    *, threshold_strategy: str, calibrator: str, target_error: float, limit: int | None,
+    batch_size: int, k_folds: int, n_resamples: int,
+) -> None:
+    """Reject bad options before any row is read, scored or a model loaded."""
+    where = "calibrate"
+    parse_strategy(threshold_strategy)
+    make_calibrator(calibrator)
+
+    def whole(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    check_parameter(isinstance(target_error, (int, float)) and 0 < target_error < 1,
+                    "target_error", where, "a number between 0 and 1 (exclusive)", target_error)
+    check_parameter(limit is None or (whole(limit) and limit >= 1), "limit", where, "None or an int >= 1", limit)
+    check_parameter(whole(batch_size) and batch_size >= 1, "batch_size", where, "an int >= 1", batch_size)
+    check_parameter(whole(k_folds) and k_folds >= 2, "k_folds", where, "an int >= 2", k_folds)
+    check_parameter(whole(n_resamples) and n_resamples >= 1, "n_resamples", where, "an int >= 1", n_resamples)
+
+
+def _writable_folder(out: str | Path) -> Path:
+    """``out``, created; a ``DataError`` saying what to do when it cannot be."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".judgelab-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise DataError(
+            f"Cannot write to the output folder {str(out)!r}: {exc.strerror or exc}. Choose a writable folder with --out.",
+            path=str(out),
+        ) from exc
+    return out
+
+
+def _evidence_notes(by_task: Mapping[str, Sequence[LabelledRow]]) -> dict[str, list[str]]:
+    """Per task, a warning about fact-check rows that give the judge nothing to check against."""
+    notes: dict[str, list[str]] = {}
+    for task, rows in by_task.items():
+        if task != "fact-check":
+            continue
+        empty = [r.id for r in rows if not any(d.strip() for d in r.documents) and not r.user_text.strip()]
+        if empty:
+            shown = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
+            notes[task] = [
+                f"{len(empty)} fact-check row(s) have no evidence (empty documents and user_text: {shown}); "
+                "the judge scored their claims against an empty document. Fix or drop these rows."
+            ]
+            logger.warning("%s", notes[task][0])
+    return notes
+
+
 def calibrate(
-    model: str | Any = DEFAULT_MODEL,
+    model: str | Any = DEFAULT_MODEL_ID,
     set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
     out: str | Path = "runs/calibrate",
     *,
@@ -181,9 +321,12 @@ def calibrate(
     Parameters
     ----------
     model
-        A model spec id or path (loaded with ``judgelab.engine.load_model``)
-        or an already loaded ``JudgeModel``. Ignored for tasks covered by
-        ``evaluators``.
+        A loaded ``JudgeModel``; or a loader, a callable returning one, with
+        a ``spec`` attribute naming its ``ModelSpec`` when known (called only
+        when rows must be scored: a finished run is re-analysed without it;
+        the CLI passes one); or a model id or path, loaded with
+        ``judgelab.engine.load_model`` and ``model_options``. Ignored for
+        tasks covered by ``evaluators``.
     set
         A labelled JSONL file, ``KIND:PATH`` to import on the fly (e.g.
         ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the
@@ -218,74 +361,32 @@ def calibrate(
     -------
     CalibrationResult
     """
-    rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
-    tasks = [task] if isinstance(task, str) else list(task or [])
-    if tasks:
-        rows = [r for r in rows if r.task in tasks]
-    if not rows:
-        raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
-    by_task: dict[str, list[LabelledRow]] = {}
-    for r in rows:
-        by_task.setdefault(r.task, []).append(r)
-    if limit is not None:
-        by_task = {t: rs[:limit] for t, rs in by_task.items()}
+    _check_options(threshold_strategy=threshold_strategy, calibrator=calibrator, target_error=target_error,
+                   limit=limit, batch_size=batch_size, k_folds=k_folds, n_resamples=n_resamples)
+    out = _writable_folder(out)
+    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=limit, skip_invalid=skip_invalid)
+    judge = _Judge(model, dict(model_options or {}))
     evaluators = dict(evaluators or {})
-    out = Path(out)
     scores_path = out / "scores.jsonl"
-    # a finished run is re-analysed without loading the model
-    saved = {r.id: r for r in read_scores(scores_path)} if scores_path.exists() else {}
-    done = {i for i, r in saved.items() if r.error is None}
-    pending = {t for t, rs in by_task.items() if any(r.id not in done for r in rs)}
-    model_obj = None
-    model_id = getattr(getattr(model, "spec", None), "id", None) or str(model)
-    if any(t not in evaluators for t in pending):
-        if isinstance(model, (str, Path)):
-            from judgelab.engine import load_model
-
-            model_obj = load_model(model, **dict(model_options or {}))
-        else:
-            model_obj = model
-        model_id = model_obj.spec.id
-        factory = _default_evaluator_factory(model_obj)
-        for t in pending:
-            evaluators.setdefault(t, factory(t))
-    if self_generators is None:
-        spec = getattr(model_obj if model_obj is not None else model, "spec", None)
-        if spec is None and isinstance(model, (str, Path)):
-            # re-analysis loads no model, but the spec still names the judge's family
-            try:
-                spec = load_spec(model)
-            except SpecError:  # a bare weights file has no spec
-                spec = None
-        self_generators = tuple(getattr(spec, "self_generators", ()) or ())
-    out.mkdir(parents=True, exist_ok=True)
-    records: list[ScoreRecord] = []
-    try:
-        for t, rs in by_task.items():
-            if t not in pending:
-                records += [saved[r.id] for r in rs]
-                continue
-            logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
-            records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
-    finally:
-        if model_obj is not None and isinstance(model, (str, Path)) and hasattr(model_obj, "close"):
-            model_obj.close()
-    if model_obj is None:  # no model loaded here: name what the records report
-        reported = sorted({r.model for r in records if r.model})
-        model_id = ", ".join(reported) or model_id
-    meta = {
-        "model": model_id,
-        "set": set_desc,
-        "rows": len(records),
-        "skipped_invalid_rows": n_skipped,
-        "threshold_strategy": threshold_strategy,
-        "calibrator": calibrator,
-        "self_generators": ", ".join(self_generators) or "(none)",
-        "seed": seed,
+    # Saved records are matched to the rows (content, spec and evaluator
+    # hashes) before anything is scored or loaded: a finished run is
+    # re-analysed without the model, and a changed row is rescored.
+    saved = read_scores(scores_path, repair=True) if scores_path.exists() else []
+    plans = {
+        t: plan_resume(saved, rs, identity=_task_identity(t, judge, evaluators), path=scores_path)
+        for t, rs in by_task.items()
     }
-    hashes = sorted({r.spec_hash for r in records if r.spec_hash})
-    if hashes:
-        meta["spec_hash"] = ", ".join(hashes)
+    try:
+        records = _score_pending(by_task, plans, judge, evaluators, scores_path, batch_size=batch_size, progress=progress)
+    finally:
+        judge.close()
+    if self_generators is None:
+        self_generators = tuple(getattr(judge.spec, "self_generators", ()) or ())
+    meta = _run_meta(
+        judge, records, set_desc=set_desc, n_skipped=n_skipped, threshold_strategy=threshold_strategy,
+        calibrator=calibrator, self_generators=self_generators, seed=seed,
+        n_changed=sum(p.n_changed for p in plans.values()),
+    )
     analyses = analyze_run(
         records,
         out,
@@ -298,6 +399,80 @@ def calibrate(
         seed=seed,
         meta=meta,
         figures=figures,
+        notes=_evidence_notes(by_task),
     )
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
     return CalibrationResult(analyses, records, files, out)
+
+
+def _rows_by_task(
+    set: str | Path | Sequence[LabelledRow] | None,  # noqa: A002 - the CLI's name
+    *, task: str | Sequence[str] | None, limit: int | None, skip_invalid: bool,
+) -> tuple[dict[str, list[LabelledRow]], str, int]:
+    """The rows to calibrate on, by task (filtered and limited), the set's description and rows skipped."""
+    rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
+    tasks = [task] if isinstance(task, str) else list(task or [])
+    if tasks:
+        rows = [r for r in rows if r.task in tasks]
+    if not rows:
+        raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
+    by_task: dict[str, list[LabelledRow]] = {}
+    for r in rows:
+        by_task.setdefault(r.task, []).append(r)
+    if limit is not None:
+        by_task = {t: rs[:limit] for t, rs in by_task.items()}
+    return by_task, set_desc, n_skipped
+
+
+def _score_pending(
+    by_task: Mapping[str, list[LabelledRow]],
+    plans: Mapping[str, ResumePlan],
+    judge: "_Judge",
+    evaluators: dict[str, Evaluator],
+    scores_path: Path,
+    *,
+    batch_size: int,
+    progress: bool,
+) -> list[ScoreRecord]:
+    """Every row's record: reused when its plan says so, else scored (loading the judge only then)."""
+    pending = [t for t, p in plans.items() if p.todo]
+    if any(t not in evaluators for t in pending):
+        factory = _default_evaluator_factory(judge.load())
+        for t in pending:
+            evaluators.setdefault(t, factory(t))
+    records: list[ScoreRecord] = []
+    for t, rs in by_task.items():
+        if t not in pending:
+            records += [plans[t].reuse[r.id] for r in rs]
+            continue
+        logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
+        records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
+    return records
+
+
+def _run_meta(
+    judge: "_Judge", records: Sequence[ScoreRecord], *, set_desc: str, n_skipped: int, threshold_strategy: str,
+    calibrator: str, self_generators: Sequence[str], seed: int | None, n_changed: int,
+) -> dict[str, Any]:
+    """The run facts at the top of the report and in metrics.json."""
+    if judge.used:
+        model_id = judge.loaded.spec.id
+    else:  # no model loaded here: name what the records report
+        reported = sorted({r.model for r in records if r.model})
+        model_id = ", ".join(reported) or judge.name
+    meta: dict[str, Any] = {
+        "model": model_id,
+        "set": set_desc,
+        "rows": len(records),
+        "skipped_invalid_rows": n_skipped,
+        "threshold_strategy": threshold_strategy,
+        "calibrator": calibrator,
+        "self_generators": ", ".join(self_generators) or "(none)",
+        "seed": seed,
+    }
+    if n_changed:
+        meta["rescored_changed_rows"] = n_changed
+    hashes = sorted({r.spec_hash for r in records if r.spec_hash})
+    if hashes:
+        meta["spec_hash"] = ", ".join(hashes)
+    return meta

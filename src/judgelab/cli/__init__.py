@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except JudgelabError as exc:
         print(f"judgelab {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return 2  # a user error: bad input, options or files
     except KeyboardInterrupt:
         print(f"judgelab {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from judgelab.cli._options import open_unit, positive_int, threshold_strategy
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -18,24 +20,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="labelled JSONL file, or KIND:PATH to import (wice, halueval-qa, halueval-general, "
                    "faithbench, llm-aggrefact); default: the starter set")
     p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")
-    p.add_argument("--threshold-strategy", default="balanced_accuracy",
+    p.add_argument("--threshold-strategy", default="balanced_accuracy", type=threshold_strategy,
                    help="balanced_accuracy (default), f1, youden, precision>=X, recall>=X or cost:FP,FN")
     p.add_argument("--calibrator", default="platt", choices=("temperature", "platt", "isotonic"),
                    help="calibrator to fit and save (default platt; all three are measured)")
     p.add_argument("--self-generators", metavar="PATTERNS",
                    help="comma-separated fnmatch patterns of the judge's own family (default: the model spec's)")
-    p.add_argument("--target-error", type=float, default=0.1, help="error target among decided rows for the abstain band")
-    p.add_argument("--limit", type=int, help="score at most this many rows per task")
+    p.add_argument("--target-error", type=open_unit, default=0.1, help="error target among decided rows for the abstain band")
+    p.add_argument("--limit", type=positive_int, help="score at most this many rows per task")
     p.add_argument("--skip-invalid", action="store_true", help="skip malformed rows instead of stopping")
-    p.add_argument("--batch-size", type=int, default=8, help="rows per evaluate_many call (default 8)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--batch-size", type=positive_int, default=8, help="rows per evaluate_many call (default 8)")
+    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed for folds and bootstrap (default 0)")
-    p.add_argument("--threads", type=int, help="CPU threads for the model")
+    p.add_argument("--threads", type=positive_int, help="CPU threads for the model")
     p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
     p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", default="runs/calibrate", help="output folder (default runs/calibrate); reruns resume")
     p.set_defaults(func=run)
+
+
+class _ModelLoader:
+    """Loads ``--model`` when ``calibrate`` has rows to score; its spec is known before (None for a bare GGUF)."""
+
+    def __init__(self, model: str, options: dict) -> None:
+        from judgelab.errors import SpecError
+        from judgelab.specs import load_spec
+
+        self.model = model
+        self.options = options
+        try:
+            self.spec = None if model.endswith(".gguf") else load_spec(model)
+        except SpecError:  # a weights path or hub id: load_model builds its spec (or says what is wrong)
+            self.spec = None
+
+    def __call__(self):
+        from judgelab.engine import load_model
+
+        return load_model(self.model, **self.options)
+
+    def __str__(self) -> str:
+        return self.model
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.self_generators is not None:
         patterns = tuple(p.strip() for p in args.self_generators.split(",") if p.strip())
     result = calibrate(
-        args.model,
+        _ModelLoader(args.model, options),
         args.set,
         args.out,
         task=args.task,
@@ -63,11 +88,10 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=not args.no_progress,
         figures=not args.no_plots,
-        model_options=options,
     )
     for task, a in result.analyses.items():
         print(f"{task}: {a.headline()}")
-        if a.chance_note():
-            print(f"  warning: {a.chance_note()}")
+        for warning in a.warnings():
+            print(f"  warning: {warning}")
     print(f"report: {result.files['report_html']}")
     return 0

@@ -6,7 +6,8 @@ import argparse
 import time
 from pathlib import Path
 
-from judgelab.errors import JudgelabError
+from judgelab.cli._options import probability
+from judgelab.errors import DataError
 from judgelab.specs import DEFAULT_MODEL_ID
 
 EXAMPLE_DOCUMENT = (
@@ -26,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=DEFAULT_MODEL_ID, help=f"model id, spec .toml or .gguf path (default {DEFAULT_MODEL_ID})")
     p.add_argument("--document", help="document text, or @FILE to read it from a file")
     p.add_argument("--claim", help="claim text, or @FILE")
-    p.add_argument("--threshold", type=float, default=0.5, help="pass threshold on P(yes) (default 0.5)")
+    p.add_argument("--threshold", type=probability, default=0.5, help="pass threshold on P(yes) (default 0.5)")
     p.add_argument("--minicheck", action="store_true", help="use MiniCheck's prompt instead of Spring AI's default")
     p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
     p.set_defaults(func=run)
@@ -40,7 +41,12 @@ def _text(value: str | None, default: str, what: str) -> str:
         try:
             return path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise JudgelabError(f"Cannot read --{what} file {path}: {exc}") from exc
+            raise DataError(f"Cannot read --{what} file {path}: {exc.strerror or exc}. Check the path.", path=str(path)) from exc
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"--{what} file {path} is not UTF-8 text (byte {exc.start}). Convert it to UTF-8 "
+                "(e.g. iconv -t utf-8) and retry.", path=str(path),
+            ) from exc
     return value
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from judgelab.specs import DEFAULT_MODEL_ID, list_specs, load_spec
+import sys
+
+from judgelab.specs import DEFAULT_MODEL_ID, load_spec, scan_specs
 from judgelab.weights import pull, weights_status
 
 
@@ -18,10 +20,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    specs = list_specs()
+    scan = scan_specs()
+    for problem in scan.problems:
+        print(f"judgelab models: skipped a bad spec: {problem}", file=sys.stderr)
+    for clash in (scan.duplicates or {}).values():
+        print(f"judgelab models: error: {clash}", file=sys.stderr)
+    specs = list(scan.specs)
     if not specs:
         print("No model specs found (looked in JUDGELAB_MODELS_PATH, the package and ./models).")
-        return 1
+        return 2 if scan.duplicates or scan.problems else 1
     width = max(len(s.id) for s in specs) + (2 if any(s.id == DEFAULT_MODEL_ID for s in specs) else 0)
     for spec in specs:
         status = weights_status(spec)
@@ -31,7 +38,7 @@ def _list(args: argparse.Namespace) -> int:
         if spec.description:
             print(f"{'':<{width}}  {spec.description}")
     print("\n* embedded default. Weights of a missing model: see the hint, or `judgelab models pull ID`.")
-    return 0
+    return 2 if scan.duplicates else 0
 
 
 def _pull(args: argparse.Namespace) -> int:

@@ -35,7 +35,14 @@ def run_import(args: argparse.Namespace) -> int:
         options["questionable"] = args.questionable
     if args.split and args.kind in ("wice",):
         options["split"] = args.split
+    from judgelab.errors import DataError
+
     rows = import_set(args.kind, args.path, **options)
+    if not rows:
+        raise DataError(
+            f"No rows were imported from {args.path} as {args.kind}; nothing was written to {args.out}. "
+            "Check that the file is the data set KIND names.", path=args.path,
+        )
     n = write_rows(rows, args.out)
     pos = sum(r.label for r in rows)
     print(f"wrote {n} rows ({pos} label 1, {n - pos} label 0) to {args.out}")
@@ -47,7 +54,14 @@ def run_validate(args: argparse.Namespace) -> int:
 
     from judgelab.calibration import load_rows
 
+    from judgelab.errors import DataError
+
     ls = load_rows(args.path, skip_invalid=args.skip_invalid)
+    if not ls.rows:
+        raise DataError(
+            f"{args.path} holds no valid rows ({len(ls.skipped)} skipped). A labelled set needs one JSON "
+            "object per line; see 'judgelab sets import' to convert a public data set.", path=args.path,
+        )
     counts = Counter((r.task, r.label) for r in ls.rows)
     print(f"{args.path}: {len(ls.rows)} valid rows, {len(ls.skipped)} skipped")
     for (task, label), n in sorted(counts.items()):

@@ -109,9 +109,8 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
             )
         weights = resolve_weights(spec)
     if backend not in BACKENDS:
-        hint = " (pip install 'judgelab[transformers]')" if backend == "transformers" else ""
         raise BackendUnavailableError(
-            f"Unknown backend {backend!r}{hint}; available: {sorted(BACKENDS)}.", backend=backend
+            f"Unknown backend {backend!r}; available: {sorted(BACKENDS)}.", backend=backend
         )
     module_name, func_name = BACKENDS[backend].split(":")
     build = getattr(importlib.import_module(module_name), func_name)

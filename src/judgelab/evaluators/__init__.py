@@ -8,6 +8,8 @@ from judgelab.evaluators._spi import (
     Evaluator,
     evaluate_many,
 )
+from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
+from judgelab.evaluators._identity import EvaluatorIdentity, evaluator_identity
 from judgelab.evaluators._criteria import (
     CheckCriterion,
     ChoiceCriterion,
@@ -17,7 +19,7 @@ from judgelab.evaluators._criteria import (
 )
 from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
 from judgelab.evaluators._verdict import Finding, Outcome, Verdict
-from judgelab.evaluators._yesno import Calibrator, YesNoEvaluator
+from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
 from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
 from judgelab.evaluators.fact_checking import (
@@ -34,7 +36,7 @@ __all__ = [
     "Attempt",
     "BESPOKE_FACT_CHECK_TEMPLATE",
     "BaseEvaluator",
-    "Calibrator",
+    "ScoreCalibrator",
     "CheckCriterion",
     "ChoiceCriterion",
     "CriteriaEvaluator",
@@ -47,8 +49,10 @@ __all__ = [
     "EvaluationRequest",
     "EvaluationResponse",
     "Evaluator",
+    "EvaluatorIdentity",
     "FactCheckingEvaluator",
     "Finding",
+    "JudgmentDetail",
     "MINICHECK_SYSTEM_PROMPT",
     "NoulCriterion",
     "Outcome",
@@ -65,6 +69,8 @@ __all__ = [
     "Verdict",
     "YesNoEvaluator",
     "evaluate_many",
+    "evaluator_identity",
+    "judgment_detail",
     "make_state",
     "request_state",
     "verdict_score",

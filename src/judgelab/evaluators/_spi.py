@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from judgelab.evaluators._detail import JudgmentDetail
+
 __all__ = [
     "Document",
     "EvaluationRequest",
@@ -81,12 +83,16 @@ class EvaluationResponse:
     ``score`` is a probability-like number in [0, 1] (1 = passes), ``passed``
     is the thresholded verdict, ``feedback`` says why in words and
     ``metadata`` holds what was measured (label probabilities, chunks, model).
+    ``detail`` is the same measurement as a typed ``JudgmentDetail``
+    (judgelab's evaluators always set it; read it with ``judgment_detail``,
+    which falls back to ``metadata`` for other evaluators).
     """
 
     passed: bool
     score: float
     feedback: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    detail: JudgmentDetail | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (metadata values must already be JSON-ready)."""

@@ -17,9 +17,11 @@ import numpy as np
 from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, TemplateError
 from judgelab.evaluators._chunking import chunk_text
+from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
+from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 
-__all__ = ["Calibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
+__all__ = ["ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Tokens kept free besides template and evidence: the BOS and rounding when
@@ -27,8 +29,13 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MARGIN_TOKENS = 16
 
 
-class Calibrator(Protocol):
-    """A fitted score calibrator (see ``judgelab.calibration``)."""
+class ScoreCalibrator(Protocol):
+    """What an evaluator needs of a fitted calibrator: ``predict(scores) -> calibrated scores``.
+
+    ``judgelab.calibration.Calibrator`` (the base class of the fitted
+    calibrators ``calibrate`` saves) satisfies it; so does any object with
+    that method.
+    """
 
     def predict(self, scores: np.ndarray) -> np.ndarray: ...
 
@@ -76,7 +83,7 @@ class YesNoEvaluator(BaseEvaluator):
         *,
         system: str | None = None,
         labels: tuple[str, str] = ("Yes", "No"),
-        calibrator: Calibrator | None = None,
+        calibrator: ScoreCalibrator | None = None,
     ) -> None:
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold}")
@@ -88,6 +95,44 @@ class YesNoEvaluator(BaseEvaluator):
         self.system = system
         self.labels = labels
         self.calibrator = calibrator
+
+    # -- identity ------------------------------------------------------------
+
+    @classmethod
+    def _config_hash(
+        cls,
+        *,
+        name: str,
+        template: str,
+        system: str | None,
+        labels: tuple[str, str],
+        threshold: float,
+        calibrator: ScoreCalibrator | None,
+    ) -> str:
+        to_dict = getattr(calibrator, "to_dict", None)
+        cal = to_dict() if callable(to_dict) else (None if calibrator is None else repr(calibrator))
+        config = {"name": name, "template": template, "system": system, "labels": list(labels),
+                  "threshold": float(threshold), "calibrator": cal}
+        return config_hash(f"{cls.__module__}.{cls.__qualname__}", config)
+
+    @classmethod
+    def default_identity(cls, spec_hash: str | None) -> EvaluatorIdentity:
+        """The identity of ``cls(model)`` with default arguments, for a model whose spec has ``spec_hash``.
+
+        Lets a caller check saved records against the evaluator it would build
+        without loading the model.
+        """
+        return EvaluatorIdentity(spec_hash, cls._config_hash(
+            name=cls.name, template=cls.default_template, system=None, labels=("Yes", "No"),
+            threshold=0.5, calibrator=None,
+        ))
+
+    def identity(self) -> EvaluatorIdentity:
+        """The model spec hash and a hash of this evaluator's configuration."""
+        return EvaluatorIdentity(self.model.spec.spec_hash, self._config_hash(
+            name=self.name, template=self.prompt_template, system=self.system, labels=self.labels,
+            threshold=self.threshold, calibrator=self.calibrator,
+        ))
 
     # -- subclass hooks ------------------------------------------------------
 
@@ -144,18 +189,26 @@ class YesNoEvaluator(BaseEvaluator):
             f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
             f"{'>=' if passed else '<'} threshold {self.threshold:.2f}{where}; judge {self.model.id}."
         )
+        detail = JudgmentDetail(
+            evaluator=self.name,
+            raw_score=raw,
+            probabilities={yes.lower(): judgments[best].probabilities[yes], no.lower(): judgments[best].probabilities[no]},
+            chunks=tuple(chunk_scores),
+            model=self.model.id,
+            spec_hash=self.model.spec.spec_hash,
+            threshold=self.threshold,
+            prompt_tokens=sum(j.prompt_tokens for j in judgments),
+            calibrated=self.calibrator is not None,
+        )
         metadata = {
-            "evaluator": self.name,
-            "model": self.model.id,
-            "spec_hash": self.model.spec.spec_hash,
-            "probabilities": {
-                yes.lower(): judgments[best].probabilities[yes],
-                no.lower(): judgments[best].probabilities[no],
-            },
+            "evaluator": detail.evaluator,
+            "model": detail.model,
+            "spec_hash": detail.spec_hash,
+            "probabilities": dict(detail.probabilities),
             "raw_score": raw,
             "chunks": chunk_scores,
             "threshold": self.threshold,
-            "prompt_tokens": sum(j.prompt_tokens for j in judgments),
-            "calibrated": self.calibrator is not None,
+            "prompt_tokens": detail.prompt_tokens,
+            "calibrated": detail.calibrated,
         }
-        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata)
+        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._verdict import Outcome, Verdict
 from judgelab.evaluators.criteria_judge import CriteriaJudge, make_state
@@ -81,9 +82,19 @@ class CriteriaEvaluator(BaseEvaluator):
             "spec_hash": getattr(spec, "spec_hash", None),
             "prompt_tokens": sum(getattr(f.answer, "prompt_tokens", 0) or 0 for f in verdict.findings),
         }
+        score = verdict_score(verdict)
+        detail = JudgmentDetail(
+            evaluator=self.name,
+            raw_score=score,
+            criteria={name: float(c["score"]) for name, c in metadata["criteria"].items()},
+            model=metadata["model"],
+            spec_hash=metadata["spec_hash"],
+            prompt_tokens=metadata["prompt_tokens"],
+        )
         return EvaluationResponse(
             passed=verdict.passed,
-            score=verdict_score(verdict),
+            score=score,
             feedback=verdict.feedback,
             metadata=metadata,
+            detail=detail,
         )

@@ -40,8 +40,7 @@ from judgelab.evaluators._criteria import (
     not_applicable_finding,
 )
 from judgelab.evaluators._verdict import Finding, Verdict, verdict_from_findings
-from judgelab.questions import Choice, Noul, QuestionModel, Score, ask_all
-from judgelab.questions._render import check_state
+from judgelab.questions import Choice, Noul, QuestionModel, Score, ask_all, check_state
 
 __all__ = ["CriteriaJudge", "CriteriaJudgeBuilder", "make_state"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from judgelab.engine import JudgeModel
 from judgelab.evaluators._spi import EvaluationRequest
-from judgelab.evaluators._yesno import Calibrator, YesNoEvaluator
+from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 
 __all__ = ["FactCheckingEvaluator", "DEFAULT_FACT_CHECK_TEMPLATE", "BESPOKE_FACT_CHECK_TEMPLATE", "MINICHECK_SYSTEM_PROMPT"]
 
@@ -68,7 +68,7 @@ class FactCheckingEvaluator(YesNoEvaluator):
 
     @classmethod
     def for_bespoke_minicheck(
-        cls, model: JudgeModel, threshold: float = 0.5, *, calibrator: Calibrator | None = None
+        cls, model: JudgeModel, threshold: float = 0.5, *, calibrator: ScoreCalibrator | None = None
     ) -> "FactCheckingEvaluator":
         """MiniCheck's prompt: its system prompt and "Document: ...\\nClaim: ...".
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, QuestionError
+from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import fill_template
@@ -252,4 +253,9 @@ class RubricEvaluator(BaseEvaluator):
             "model_feedback": model_feedback,
             "prompt_tokens": judgment.prompt_tokens,
         }
-        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata)
+        detail = JudgmentDetail(
+            evaluator=self.name, raw_score=score, probabilities=metadata["probabilities"], chunks=(score,),
+            model=self.model.id, spec_hash=self.model.spec.spec_hash, threshold=metadata["threshold"],
+            prompt_tokens=judgment.prompt_tokens,
+        )
+        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

@@ -15,7 +15,7 @@ the engine's work between questions over the same state.
 """
 
 from judgelab.questions._ask import PreparedQuestion, QuestionModel, ask, ask_all, prepare
-from judgelab.questions._render import render_question, render_state
+from judgelab.questions._render import check_state, render_question, render_state
 from judgelab.questions._types import (
     MAX_LEVELS,
     Answer,
@@ -42,6 +42,7 @@ __all__ = [
     "ScoreAnswer",
     "ask",
     "ask_all",
+    "check_state",
     "prepare",
     "render_question",
     "render_state",
