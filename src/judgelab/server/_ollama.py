@@ -186,6 +186,7 @@ async def tags(request: Request):
             "size": 0,
             "digest": state.model.spec.spec_hash,
             "details": _details(state),
+            "capabilities": list(state.capabilities),
         }
         for name in state.names
     ]
