@@ -327,3 +327,48 @@ def test_langchain_openai_decisions(base_url, api_key):
     assert response.choices["team"].choice in {"billing", "technical"}
     assert 0.0 <= response.scores["urgency"].score <= 2.0
     assert not response.refusals
+
+
+# -- refusals and the context check, above the engine (scripted model) ----------------------
+
+
+def test_unreadable_question_is_refused_and_the_others_answered():
+    from _scripted_model import ScriptedModel
+
+    from judgelab.errors import LabelError
+    from judgelab.server._decisions import DecisionBody, answer_decisions
+
+    class Unreadable(ScriptedModel):
+        def judge_many(self, prompts, labels):
+            if any("cannot be read" in p for p in prompts):
+                raise LabelError("labels 'Yes'/'No' share their first token", labels=tuple(labels))
+            return super().judge_many(prompts, labels)
+
+    body = DecisionBody.model_validate({"model": MODEL, "input": INPUT, "questions": [
+        {"type": "predicate", "name": "refund", "instructions": "The customer asks for a refund."},
+        {"type": "predicate", "instructions": "This one cannot be read."},
+    ]})
+    answers, tokens = answer_decisions(Unreadable({"refund": 0.75}), body)
+    assert answers[0] == {"type": "predicate", "name": "refund", "probability": 0.75}
+    assert answers[1]["type"] == "refusal" and answers[1]["name"] is None and "share" in answers[1]["reason"]
+    assert tokens > 0
+
+    from openai.types import Decision  # the client parses a refusal among answers
+
+    parsed = Decision.model_validate({"model": MODEL, "answers": answers, "usage": {
+        "input_tokens": tokens, "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
+        "output_tokens": 1, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": tokens + 1}})
+    assert [a.type for a in parsed.answers] == ["predicate", "refusal"]
+
+
+def test_too_long_input_is_a_400_on_input():
+    from _scripted_model import ScriptedModel
+
+    from judgelab.server import APIError
+    from judgelab.server._decisions import DecisionBody, answer_decisions
+
+    body = DecisionBody.model_validate({"model": MODEL, "input": "a very long input", "questions": QUESTIONS[:1]})
+    with pytest.raises(APIError) as caught:
+        answer_decisions(ScriptedModel({"refund": 0.5}, too_long="very long"), body)
+    assert caught.value.status == 400 and caught.value.param == "input"
+    assert "99999" in caught.value.message and "10000" in caught.value.message

@@ -3,7 +3,7 @@
 - judgelab's own ``/v1/evaluate`` (Spring AI's evaluators as JSON),
 - TypeSafe's ``/v1/systemone`` (typed yes/no questions over a state),
 - Ollama's ``/api/chat``, ``/api/generate``, ``/api/tags``, ``/api/show``, ``/api/version``,
-- OpenAI's ``/v1/chat/completions`` and ``/v1/models``,
+- OpenAI's ``/v1/chat/completions``, ``/v1/decisions`` and ``/v1/models``,
 - ``/healthz`` and ``/metrics``.
 
 One worker thread owns the model; concurrent requests are micro-batched
