@@ -372,3 +372,21 @@ def test_too_long_input_is_a_400_on_input():
         answer_decisions(ScriptedModel({"refund": 0.5}, too_long="very long"), body)
     assert caught.value.status == 400 and caught.value.param == "input"
     assert "99999" in caught.value.message and "10000" in caught.value.message
+
+
+def test_input_items_become_one_text_state():
+    from judgelab.server._decisions import DecisionBody, input_state
+
+    body = DecisionBody.model_validate({"model": MODEL, "questions": QUESTIONS[:1], "input": [
+        {"role": "system", "content": "Judge the agent."},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Refund order 7."},
+                                                        {"type": "input_json", "data": {"order": 7}}]},
+        {"type": "function_call", "call_id": "c1", "name": "refund", "arguments": "{\"order\": 7}"},
+        {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "done"}]},
+        {"role": "assistant", "content": "Refunded."},
+    ]})
+    state, system = input_state(body.input)
+    assert system == "Judge the agent."
+    assert state == {"input": "User: Refund order 7.\n{\n  \"order\": 7\n}\n\nTool call: refund (c1): {\"order\": 7}"
+                              "\n\nTool output: (c1): done\n\nAssistant: Refunded."}
+    assert input_state("plain text") == ({"input": "plain text"}, None)
