@@ -1,7 +1,7 @@
 """``judgelab serve``: load one judge model and serve it over HTTP.
 
 Speaks judgelab's ``/v1/evaluate``, TypeSafe's ``/v1/systemone``, Ollama's
-``/api/*`` and OpenAI's ``/v1/chat/completions``; see docs/server.md.
+``/api/*`` and OpenAI's ``/v1/chat/completions`` and ``/v1/decisions``; see docs/server.md.
 """
 
 from __future__ import annotations
