@@ -54,7 +54,8 @@ def test_every_protocol_module_registers_its_own_routes(judge_model):
     try:
         for module in PROTOCOLS:
             assert callable(module.register) and module.router.routes
-        assert {"/api/chat", "/v1/chat/completions", "/v1/systemone", "/v1/evaluate", "/healthz"} <= app.state.routes
-        assert app.state.judge.capabilities == ["completion"]
+        assert {"/api/chat", "/v1/chat/completions", "/v1/systemone", "/v1/evaluate", "/v1/decisions",
+                "/healthz"} <= app.state.routes
+        assert app.state.judge.capabilities == ["completion", "decision"]  # _decisions.register adds "decision"
     finally:
         app.state.judge.close()
