@@ -15,7 +15,8 @@ so that callers (the server, the CLI) can build their own messages.
     ├── TemplateError             a prompt template lacks a placeholder
     ├── QuestionError             a typed question, criterion or state is malformed (also ValueError)
     ├── DataError                 a labelled-set row or a run file is malformed
-    └── ParameterError            a parameter value is out of range or of the wrong kind (also ValueError)
+    ├── ParameterError            a parameter value is out of range or of the wrong kind (also ValueError)
+    └── PolicyMismatchError       a decision policy was calibrated for another judge
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "DataError",
     "ParameterError",
     "check_parameter",
+    "PolicyMismatchError",
 ]
 
 
@@ -142,3 +144,12 @@ def check_parameter(ok: bool, name: str, where: str, must: str, value: object) -
         raise ParameterError(
             f"The {name!r} parameter of {where} must be {must}. Got {value!r} instead.", name=name
         )
+
+
+class PolicyMismatchError(JudgelabError):
+    """A decision policy was calibrated for another judge (model spec or template)."""
+
+    def __init__(self, message: str, *, expected: dict[str, str | None], actual: dict[str, str | None]) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.actual = actual

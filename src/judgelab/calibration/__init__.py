@@ -35,6 +35,7 @@ from judgelab.calibration._metrics import (
     calibration_bins,
     expected_calibration_error,
 )
+from judgelab.calibration._policy import Policy, fit_policy, load_policy
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, write_rows
 from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, row_hash, run
@@ -71,6 +72,7 @@ __all__ = [
     "LabelledRow",
     "LabelledSet",
     "NotFittedError",
+    "Policy",
     "PlattCalibrator",
     "ResumePlan",
     "ScoreRecord",
@@ -90,6 +92,7 @@ __all__ = [
     "criteria_thresholds",
     "default_set_path",
     "expected_calibration_error",
+    "fit_policy",
     "import_faithbench",
     "import_halueval_general",
     "import_halueval_qa",
@@ -98,6 +101,7 @@ __all__ = [
     "import_wice",
     "is_self_generator",
     "load_calibrator",
+    "load_policy",
     "load_rows",
     "make_calibrator",
     "mcnemar_test",

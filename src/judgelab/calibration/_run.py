@@ -68,6 +68,7 @@ class ScoreRecord(BaseModel):
     seconds: float | None = None
     model: str | None = None
     spec_hash: str | None = None
+    template_hash: str | None = None
     prompt_tokens: int | None = None
     threshold: float | None = None
     evaluator: str | None = None
@@ -212,6 +213,12 @@ def _refuse_other_judge(records: Sequence[ScoreRecord], identity: EvaluatorIdent
             )
 
 
+def _template_hash(evaluator: Any) -> str | None:
+    """The evaluator's threshold-independent question hash (``YesNoEvaluator.template_hash``), if it has one."""
+    value = getattr(evaluator, "template_hash", None)
+    return value if isinstance(value, str) else None
+
+
 def _record(
     row: LabelledRow,
     resp: EvaluationResponse | None,
@@ -239,6 +246,7 @@ def _record(
         seconds=round(seconds, 6),
         model=detail.model if detail else None,
         spec_hash=(detail.spec_hash if detail else None) or (identity.spec_hash if identity is not None else None),
+        template_hash=_template_hash(evaluator),
         prompt_tokens=detail.prompt_tokens if detail else None,
         threshold=detail.threshold if detail else None,
         evaluator=type(evaluator).__name__,
