@@ -35,7 +35,9 @@ from judgelab.calibration._metrics import (
     calibration_bins,
     expected_calibration_error,
 )
-from judgelab.calibration._policy import Policy, fit_policy, load_policy
+from judgelab.calibration._estimate import PassRateEstimate, estimate_pass_rate, ppi_mean_interval
+from judgelab.calibration._gate import GateResult, gate
+from judgelab.calibration._policy import Policy, fit_policy, heldout_policy, load_policy
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, write_rows
 from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, row_hash, run
@@ -66,12 +68,14 @@ __all__ = [
     "Comparison",
     "DEFAULT_EVALUATORS",
     "DegenerateMetricWarning",
+    "GateResult",
     "IMPORTERS",
     "Interval",
     "IsotonicCalibrator",
     "LabelledRow",
     "LabelledSet",
     "NotFittedError",
+    "PassRateEstimate",
     "Policy",
     "PlattCalibrator",
     "ResumePlan",
@@ -91,8 +95,11 @@ __all__ = [
     "compare_runs",
     "criteria_thresholds",
     "default_set_path",
+    "estimate_pass_rate",
     "expected_calibration_error",
     "fit_policy",
+    "gate",
+    "heldout_policy",
     "import_faithbench",
     "import_halueval_general",
     "import_halueval_qa",
@@ -107,6 +114,7 @@ __all__ = [
     "mcnemar_test",
     "parse_strategy",
     "plan_resume",
+    "ppi_mean_interval",
     "read_scores",
     "resolve_set",
     "row_hash",

@@ -412,42 +412,45 @@ def _fit(d: _Units, *, alpha: float, delta: float, risk: str, mondrian: bool,
                          dt.n_units, len(cand), n_rej, float(cov_full.ravel()[best]),
                          float(risk_full.ravel()[best]), float(err_full.ravel()[best]), None, None,
                          f"{n_rej} of {len(cand)} candidate pairs certified on {dt.n_units} testing units.")
-    rows, units, why = _needed(full, cov_full, risk_full, tri, alpha, delta, ordering_fraction, nu, len(d.s))
+    rows, units, why = _needed(st, cand, alpha, delta, ordering_fraction, nu, len(d.s), len(dt.s))
     return PolicyFit(None, None, False, len(d.s), nu, m, dt.n_units, len(cand), 0, 0.0, math.nan, math.nan,
                      rows, units, why)
 
 
-def _needed(full: _PairStats, cov, rate, tri, alpha, delta, frac, n_units, n_rows):
-    """How many rows (and units) would certify the most promising pair at its observed rate."""
-    # a pair deciding a handful of rows has an observed rate that is mostly luck: not a basis for a forecast
-    enough = tri & (full.den >= MIN_FORECAST_ROWS)
+def _needed(st: _PairStats, cand: np.ndarray, alpha, delta, frac, n_units, n_rows, n_test_rows):
+    """How many rows (and units) would certify a pair of the path at its observed rate on the testing units."""
+    if not len(cand):
+        return None, None, ("No pair of thresholds decides rows of the ordering slice with an observed rate "
+                            f"below alpha = {alpha:g}; more rows will not help, a better judge (or a larger alpha) will.")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(st.den > 0, st.num / np.maximum(st.den, 1), np.nan).ravel()[cand]
+    cov = (st.den / max(n_test_rows, 1)).ravel()[cand]
+    enough = st.den.ravel()[cand] >= MIN_FORECAST_ROWS
     ok = enough & (rate < alpha)
     if not ok.any():
         best = np.nanmin(np.where(enough, rate, np.nan)) if enough.any() else math.nan
-        return None, None, (f"No pair of thresholds deciding at least {MIN_FORECAST_ROWS} rows has an observed rate "
-                            f"below alpha = {alpha:g} (the lowest is {best:.3f}); more rows will not help, a better "
-                            "judge (or a larger alpha) will.")
-    idx_ok = np.flatnonzero(ok.ravel())
-    r, c = rate.ravel()[idx_ok], cov.ravel()[idx_ok]
-    # normal approximation of the rows each pair needs, then the exact binomial for the best few
-    approx = 1.645 ** 2 * alpha * (1 - alpha) / np.maximum(alpha - r, 1e-9) ** 2 / np.maximum(c, 1e-9)
-    best_rows, best_idx = None, None
-    for idx in idx_ok[np.argsort(approx)[:8]]:
-        k = rows_needed(float(rate.ravel()[idx]), alpha, delta)
-        if k is None:
+        return None, None, (f"No pair on the tested path deciding at least {MIN_FORECAST_ROWS} testing rows has an "
+                            f"observed rate below alpha = {alpha:g} (the lowest is {best:.3f}); more rows will not "
+                            "help, a better judge (or a larger alpha) will.")
+    best_rows, best_k = None, None
+    for k in np.flatnonzero(ok):
+        need = rows_needed(float(rate[k]), alpha, delta)
+        if need is None:
             continue
-        total = k / cov.ravel()[idx] / (1 - frac)
+        total = need / cov[k] / (1 - frac)
         if best_rows is None or total < best_rows:
-            best_rows, best_idx = total, idx
+            best_rows, best_k = total, k
     if best_rows is None:
         return None, None, "No pair could be certified with any number of rows."
     rows = int(math.ceil(best_rows))
     units = int(math.ceil(rows * n_units / max(n_rows, 1)))
+    stopped = (" (fewer than here: the fixed sequence stopped at an earlier pair of the path; more rows "
+               "make it reliable)" if rows <= n_rows else "")
     return rows, units, (
-        f"Too few rows to certify any pair at alpha = {alpha:g}, delta = {delta:g}. The most promising pair decides "
-        f"{cov.ravel()[best_idx] * 100:.1f}% of rows with an observed rate of {rate.ravel()[best_idx]:.3f}; at that "
-        f"rate the binomial bound needs about {rows} rows ({units} units) in all "
-        f"({1 - frac:.0%} of them for testing), against {n_rows} here."
+        f"Too few rows to certify any pair at alpha = {alpha:g}, delta = {delta:g}. The best pair on the tested "
+        f"path decides {cov[best_k] * 100:.1f}% of the testing rows with an observed rate of {rate[best_k]:.3f}; at "
+        f"that rate the binomial bound needs about {rows} rows ({units} units) in all, {1 - frac:.0%} of them for "
+        f"testing, against {n_rows} here{stopped}."
     )
 
 
@@ -569,3 +572,68 @@ def policy_decisions(lower: float | None, upper: float | None, scores) -> np.nda
 def policy_json(policy: Policy) -> str:
     """The policy as JSON text."""
     return json.dumps(policy.model_dump(), indent=2)
+
+
+def heldout_policy(
+    records: Sequence[ScoreRecord],
+    *,
+    alpha: float = 0.1,
+    delta: float = 0.1,
+    risk: Risk = "error",
+    mondrian: bool = False,
+    seed: int | None = 0,
+    k_folds: int = 5,
+    n_resamples: int = 1000,
+) -> dict[str, Any] | None:
+    """Coverage and realised risk of the policy on rows it was not fitted on, with 95% intervals.
+
+    With a dev/test split in the records the policy is fitted on ``dev`` and
+    applied to ``test``; otherwise by k-fold cross-fitting over units (each
+    fold's rows are decided by a policy fitted on the other folds). Intervals
+    are cluster-bootstrap intervals over units. ``None`` when there are too
+    few units for either.
+    """
+    from judgelab.calibration._analysis import _folds
+    from judgelab.calibration._bootstrap import bootstrap_many
+
+    _, ok = _one_task(records)
+    s = np.array([r.score for r in ok], dtype=float)
+    y = np.array([r.label for r in ok], dtype=int)
+    units = np.array([r.fold_key for r in ok])
+    splits = np.array([r.split or "" for r in ok])
+    kw = dict(alpha=alpha, delta=delta, risk=risk, mondrian=mondrian, seed=seed)
+    decisions = np.full(len(ok), "", dtype=object)
+    if (splits == "dev").any() and (splits == "test").any():
+        mode = "dev/test split"
+        dev, test = splits == "dev", splits == "test"
+        fit = fit_arrays(s[dev], y[dev], units[dev], **kw)
+        decisions[test] = policy_decisions(fit.lower, fit.upper, s[test])
+    else:
+        folds = _folds(y, units, k_folds, seed)
+        if folds is None:
+            return None
+        mode = f"{len(folds)}-fold cross-fitting over units"
+        for test_idx in folds:
+            train = np.ones(len(ok), dtype=bool)
+            train[test_idx] = False
+            fit = fit_arrays(s[train], y[train], units[train], **kw)
+            decisions[test_idx] = policy_decisions(fit.lower, fit.upper, s[test_idx])
+    held = decisions != ""
+    d, yh, uh = decisions[held], y[held], units[held]
+    decided = (d != "abstain").astype(float)
+    false_pass = ((d == "pass") & (yh == 0)).astype(float)
+    wrong = (false_pass + ((d == "fail") & (yh == 1))).astype(float)
+    bad = wrong if risk == "error" else false_pass
+
+    def stat(dec, bad, wrong):
+        n_dec = dec.sum()
+        return {"coverage": dec.mean(), "risk": bad.sum() / n_dec if n_dec else math.nan,
+                "error": wrong.sum() / n_dec if n_dec else math.nan}
+
+    ivs = bootstrap_many(stat, [decided, bad, wrong], n_resamples=n_resamples, seed=seed,
+                         clusters=uh if len(set(uh)) < len(uh) else None)
+    out: dict[str, Any] = {"mode": mode, "n": int(held.sum()), "decided": int(decided.sum())}
+    for k, iv in ivs.items():
+        out[k] = iv.to_dict()
+        out[f"{k}_text"] = format(iv)
+    return out

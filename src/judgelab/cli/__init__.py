@@ -22,6 +22,9 @@ COMMAND_MODULES = (
     "judgelab.cli.sets",
     "judgelab.cli.compare",
     "judgelab.cli.serve",
+    "judgelab.cli.policy",
+    "judgelab.cli.gate",
+    "judgelab.cli.estimate",
 )
 
 

@@ -8,6 +8,8 @@ calibrator; ``passed`` is ``score >= threshold``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -21,7 +23,7 @@ from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 
-__all__ = ["ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
+__all__ = ["DecisionPolicy", "ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Tokens kept free besides template and evidence: the BOS and rounding when
@@ -38,6 +40,19 @@ class ScoreCalibrator(Protocol):
     """
 
     def predict(self, scores: np.ndarray) -> np.ndarray: ...
+
+
+class DecisionPolicy(Protocol):
+    """A calibrated pass/fail/abstain policy (``judgelab.calibration.load_policy``)."""
+
+    alpha: float
+    n: int
+
+    def decide(self, score: float) -> str: ...
+
+    def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
+
+    def summary(self) -> dict[str, Any]: ...
 
 
 def check_placeholders(template: str, required: Sequence[str], *, evaluator: str) -> None:
@@ -84,6 +99,8 @@ class YesNoEvaluator(BaseEvaluator):
         system: str | None = None,
         labels: tuple[str, str] = ("Yes", "No"),
         calibrator: ScoreCalibrator | None = None,
+        policy: DecisionPolicy | None = None,
+        abstain_passes: bool = False,
     ) -> None:
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold}")
@@ -95,6 +112,28 @@ class YesNoEvaluator(BaseEvaluator):
         self.system = system
         self.labels = labels
         self.calibrator = calibrator
+        self.policy: DecisionPolicy | None = None
+        self.abstain_passes = abstain_passes
+        if policy is not None:
+            self.set_policy(policy, abstain_passes=abstain_passes)
+
+    @property
+    def template_hash(self) -> str:
+        """A short hash of what the model is asked: evaluator class, template, system prompt, labels."""
+        payload = json.dumps([type(self).__name__, self.prompt_template, self.system, list(self.labels)])
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def set_policy(self, policy: DecisionPolicy, *, abstain_passes: bool = False) -> None:
+        """Decide pass/fail/abstain with a calibrated policy instead of ``threshold``.
+
+        ``passed`` is then true only on a PASS decision (and on ABSTAIN when
+        ``abstain_passes``). Raises ``PolicyMismatchError`` when the policy
+        was calibrated for another model spec or template.
+        """
+        policy.check(spec_hash=self.model.spec.spec_hash, template_hash=self.template_hash,
+                     where=f"{type(self).__name__} on {self.model.id}")
+        self.policy = policy
+        self.abstain_passes = abstain_passes
 
     # -- identity ------------------------------------------------------------
 
@@ -181,7 +220,11 @@ class YesNoEvaluator(BaseEvaluator):
         score = raw
         if self.calibrator is not None:
             score = float(np.clip(self.calibrator.predict(np.array([raw]))[0], 0.0, 1.0))
-        passed = score >= self.threshold
+        decision = self.policy.decide(score) if self.policy is not None else None
+        if decision is None:
+            passed = score >= self.threshold
+        else:
+            passed = decision == "pass" or (decision == "abstain" and self.abstain_passes)
         verdict = self.pass_word if passed else self.fail_word
         where = f" (best of {len(judgments)} chunks: chunk {best + 1})" if len(judgments) > 1 else ""
         calibrated = f", calibrated from {raw:.3f}" if self.calibrator is not None else ""
@@ -189,6 +232,11 @@ class YesNoEvaluator(BaseEvaluator):
             f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
             f"{'>=' if passed else '<'} threshold {self.threshold:.2f}{where}; judge {self.model.id}."
         )
+        if decision is not None:
+            risk = self.policy.summary().get("risk", "error")
+            feedback = (f"{decision.upper()} (policy: {risk} <= {self.policy.alpha:g} among decided rows, "
+                        f"calibrated on {self.policy.n} rows): P({yes.lower()}) = {score:.3f}{calibrated}{where}; "
+                        f"judge {self.model.id}.")
         detail = JudgmentDetail(
             evaluator=self.name,
             raw_score=raw,
@@ -204,6 +252,7 @@ class YesNoEvaluator(BaseEvaluator):
             "evaluator": detail.evaluator,
             "model": detail.model,
             "spec_hash": detail.spec_hash,
+            "template_hash": self.template_hash,
             "probabilities": dict(detail.probabilities),
             "raw_score": raw,
             "chunks": chunk_scores,
@@ -211,4 +260,7 @@ class YesNoEvaluator(BaseEvaluator):
             "prompt_tokens": detail.prompt_tokens,
             "calibrated": detail.calibrated,
         }
+        if decision is not None:
+            metadata.update(decision=decision, alpha=self.policy.alpha, n=self.policy.n,
+                            policy=self.policy.summary())
         return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

@@ -1,0 +1,51 @@
+"""``judgelab gate BASELINE_RUN --set NEW``: fail CI when the judge drifted or changed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "gate",
+        help="CI drift gate: exit 1 when the judge, its template, the label mix or its metric changed",
+        description="Compare a new labelled set (scored here with the baseline's model, or an already "
+        "scored run) with a baseline calibrate run. Exits 1 with one line saying why when the model spec, "
+        "template or question definitions changed, the label mix shifted beyond --label-tolerance, or the "
+        "metric dropped beyond its uncertainty (paired bootstrap when the rows overlap, unpaired otherwise); "
+        "else exits 0 and prints the comparison.",
+    )
+    p.add_argument("baseline", metavar="BASELINE_RUN", help="calibrate output folder or scores.jsonl")
+    p.add_argument("--set", dest="set", required=True, metavar="NEW",
+                   help="labelled JSONL (or KIND:PATH) to score, or a scored run folder / scores.jsonl")
+    p.add_argument("--task", help="the task, when the baseline holds several")
+    p.add_argument("--metric", default="balanced_accuracy", help="metric to guard (default balanced_accuracy)")
+    p.add_argument("--max-drop", default="auto",
+                   help="auto (default): fail on a significant drop; X: fail when the drop exceeds X beyond doubt")
+    p.add_argument("--label-tolerance", type=float, default=0.1,
+                   help="largest tolerated change of the label-1 share (default 0.1)")
+    p.add_argument("--model", help="model to score the new set with (default: the baseline's)")
+    p.add_argument("--out", default="runs/gate", help="where a scored new set is written (default runs/gate)")
+    p.add_argument("--threads", type=int, help="CPU threads for the model")
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from judgelab.calibration import gate
+    from judgelab.cli._runs import load_run, records_for
+
+    base, task, threshold, meta = load_run(args.baseline, args.task)
+    model = args.model or next((r.model for r in base if r.model), None) or meta.get("model")
+    new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads)
+    result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
+                  label_tolerance=args.label_tolerance, n_resamples=args.resamples, seed=args.seed)
+    if not result.passed:
+        print(f"judgelab gate: FAIL: {result.reason}")
+        return 1
+    print(f"judgelab gate: ok ({task})")
+    for line in result.lines():
+        print(f"  {line}")
+    return 0
