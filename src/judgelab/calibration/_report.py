@@ -114,6 +114,7 @@ def write_report(
     *,
     meta: Mapping[str, Any] | None = None,
     figures: bool = True,
+    deployments: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Write ``metrics.json``, ``report.md``, ``report.html``, calibrators and figures.
 
@@ -131,6 +132,10 @@ def write_report(
     figures
         Draw the matplotlib figures (PNG files under ``figures/`` for the
         markdown, embedded as base64 in the HTML).
+    deployments
+        ``{task: Deployment}`` (``_deployment.deployment_for``): a Deployment
+        section per task (policy, risk-coverage plot, commands) at the end of
+        both reports, and the policy in metrics.json.
 
     Returns
     -------
@@ -146,7 +151,37 @@ def write_report(
     for kind, name in (("report_md", "report.md"), ("report_html", "report.html")):
         (out / name).write_text(_render(name, data), encoding="utf-8")
         written[kind] = out / name
+    if deployments:
+        _append_deployments(out, deployments, figures)
     return written
+
+
+def _append_deployments(out: Path, deployments: Mapping[str, Any], figures: bool) -> None:
+    """Add each task's Deployment section to both reports and its policy to metrics.json."""
+    from judgelab.calibration._deployment import deployment_html, deployment_markdown, risk_coverage_png
+
+    md, body = [], []
+    for t, dep in deployments.items():
+        fig, b64 = None, None
+        if figures:
+            png = risk_coverage_png(dep)
+            (out / "figures").mkdir(exist_ok=True)
+            (out / "figures" / f"{t}-risk-coverage.png").write_bytes(png)
+            fig, b64 = f"figures/{t}-risk-coverage.png", base64.b64encode(png).decode("ascii")
+        md += deployment_markdown(dep, fig)
+        body.append(deployment_html(dep, b64))
+    report_md = out / "report.md"
+    report_md.write_text(report_md.read_text(encoding="utf-8").rstrip("\n") + "\n\n## Deployment\n\n"
+                         + "\n".join(md) + "\n", encoding="utf-8")
+    report_html = out / "report.html"
+    doc = report_html.read_text(encoding="utf-8")
+    section = "<h2>Deployment</h2>" + "".join(body)
+    doc = doc.replace("</body>", section + "</body>", 1) if "</body>" in doc else doc + section
+    report_html.write_text(doc, encoding="utf-8")
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    for t, dep in deployments.items():
+        metrics["tasks"].setdefault(t, {})["policy"] = dep.policy.model_dump()
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:

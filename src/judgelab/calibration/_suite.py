@@ -208,10 +208,15 @@ def analyze_run(
     meta: Mapping[str, Any] | None = None,
     figures: bool = True,
     notes: Mapping[str, Sequence[str]] | None = None,
+    policy_delta: float | None = 0.1,
 ) -> dict[str, Analysis]:
     """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
 
     ``notes`` are ``{task: [warning, ...]}`` about the data, stated in the report.
+
+    With ``policy_delta`` set (the default 0.1), each task also gets a
+    pass/fail/abstain policy at ``alpha = target_error`` (``policy.json``, or
+    ``policy-TASK.json`` for several tasks) and a Deployment report section.
     """
     if isinstance(records, (str, Path)):
         records = read_scores(records)
@@ -234,7 +239,16 @@ def analyze_run(
     for task, task_notes in (notes or {}).items():
         if task in analyses:
             analyses[task].notes.extend(task_notes)
-    write_report(analyses, out, meta=meta, figures=figures)
+    deployments = None
+    if policy_delta is not None:
+        from judgelab.calibration._deployment import deployment_for
+
+        deployments = {
+            task: deployment_for(recs, out, alpha=target_error, delta=policy_delta, seed=seed,
+                                 set_name=(meta or {}).get("set"), single_task=len(by_task) == 1)
+            for task, recs in by_task.items()
+        }
+    write_report(analyses, out, meta=meta, figures=figures, deployments=deployments)
     return analyses
 
 
