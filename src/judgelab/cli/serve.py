@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--num-predict", type=int, default=2, help="Ollama num_predict when a request sets none (default 2)")
     p.add_argument("--graceful-timeout", type=float, default=None,
                    help="seconds to wait for in-flight requests on shutdown (default: until they finish)")
+    p.add_argument("--policy", metavar="POLICY_JSON",
+                   help="a calibrated pass/fail/abstain policy (judgelab policy RUN) applied on /v1/evaluate; "
+                   "refused when it was calibrated for another model spec or template")
     p.set_defaults(func=run)
 
 
@@ -76,7 +79,13 @@ def _config(args: argparse.Namespace):
 
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be between 0 and 65535, got {args.port}")
+    policy = None
+    if args.policy:
+        from judgelab.calibration import load_policy
+
+        policy = load_policy(args.policy)
     return ServerConfig.from_env(
+        policy=policy,
         api_key=args.api_key,
         labels=_labels(args.labels),
         aliases=tuple(args.alias),

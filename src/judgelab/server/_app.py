@@ -21,6 +21,7 @@ from judgelab.server._config import ServerConfig
 from judgelab.server._errors import install_error_handlers
 from judgelab.server._evaluate import DEFAULT_EVALUATORS, EvaluatorFactory
 from judgelab.server._middleware import AuthAndMetrics
+from judgelab.server._policy import bind_policy
 from judgelab.server._state import JudgeState
 
 __all__ = ["create_app", "PROTOCOLS"]
@@ -66,8 +67,13 @@ def create_app(
         redoc_url=None,
         openapi_url=None,
     )
-    app.state.judge = JudgeState(model, config or ServerConfig())
-    app.state.evaluators = {**DEFAULT_EVALUATORS, **(evaluators or {})}
+    config = config or ServerConfig()
+    factories, policy_names = {**DEFAULT_EVALUATORS, **(evaluators or {})}, []
+    if config.policy is not None:  # refused here, before any worker starts, when it is not this judge's
+        factories, policy_names = bind_policy(config.policy, model, factories)
+    app.state.judge = JudgeState(model, config)
+    app.state.judge.policy_evaluators = policy_names
+    app.state.evaluators = factories
     install_error_handlers(app)
     app.add_middleware(AuthAndMetrics)
     for protocol in PROTOCOLS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["ServerConfig", "API_KEY_ENV", "DEFAULT_PORT"]
 
@@ -57,6 +58,9 @@ class ServerConfig:
         The largest request head (uvicorn's ``h11_max_incomplete_event_size``).
     default_num_predict
         Ollama's ``num_predict`` when a request does not set it.
+    policy
+        A calibrated pass/fail/abstain policy (``judgelab.calibration.load_policy``)
+        applied on ``/v1/evaluate`` and reported by the other protocols.
     """
 
     api_key: str | None = None
@@ -72,6 +76,7 @@ class ServerConfig:
     keep_alive_timeout_s: float = 5.0
     max_connections: int = 512
     max_header_bytes: int = 64 * 1024
+    policy: Any = None
 
     def __post_init__(self) -> None:
         if self.labels is not None and len(self.labels) < 2:

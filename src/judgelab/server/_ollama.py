@@ -24,6 +24,7 @@ from judgelab.engine import Judgment
 from judgelab.server._answers import answer_label, judgelab_field, label_logprobs
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
+from judgelab.server._policy import policy_extra
 from judgelab.server._prompts import chat_prompt, message_text
 from judgelab.server._state import JudgeState
 
@@ -113,7 +114,7 @@ async def _judge(request: Request, body: _Common, prompt: str, kind: str):
     }
     if body.logprobs:
         final["logprobs"] = _logprobs(judgment, body.top_logprobs)
-    final["judgelab"] = judgelab_field(judgment, labels, _ignored(body))
+    final["judgelab"] = {**judgelab_field(judgment, labels, _ignored(body)), **policy_extra(state)}
     return judgment, final
 
 

@@ -24,6 +24,7 @@ from judgelab.engine import Judgment
 from judgelab.server._answers import answer_label, judgelab_field, label_logprobs
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
+from judgelab.server._policy import policy_extra
 from judgelab.server._prompts import chat_prompt, message_text
 from judgelab.server._state import JudgeState
 
@@ -102,7 +103,7 @@ async def chat_completions(request: Request):
         label=judgment.label,
         logprobs=_logprobs(judgment, body.top_logprobs) if body.logprobs else None,
         usage=usage,
-        extra=judgelab_field(judgment, labels, _ignored(body)),
+        extra={**judgelab_field(judgment, labels, _ignored(body)), **policy_extra(state)},
     )
     if not body.stream:
         return reply.completion()
