@@ -36,8 +36,16 @@ def bind_policy(policy: Any, model: JudgeModel, factories: Mapping[str, Any]) ->
         the question (template hash) the policy was calibrated for.
     """
     policy.check(spec_hash=model.spec.spec_hash, template_hash=policy.template_hash, where=f"model {model.id}")
+    if policy.template_hash is None:
+        raise PolicyMismatchError(
+            f"The policy for task {policy.task!r} names no template hash (its scores were written before judgelab "
+            "recorded one), so the server cannot tell which evaluator it belongs to. Rescore the set and refit it "
+            "(judgelab calibrate, then judgelab policy RUN).",
+            expected={"spec_hash": policy.spec_hash, "template_hash": None},
+            actual={"spec_hash": model.spec.spec_hash, "template_hash": None},
+        )
     hashes = {name: _template_hash(factory, model) for name, factory in factories.items()}
-    names = [name for name, h in hashes.items() if policy.template_hash is None or h == policy.template_hash]
+    names = [name for name, h in hashes.items() if h == policy.template_hash]
     if not names:
         served = ", ".join(f"{n} {h}" for n, h in hashes.items())
         raise PolicyMismatchError(
