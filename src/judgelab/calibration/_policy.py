@@ -46,7 +46,6 @@ two p-values is a valid p-value for their union).
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -567,11 +566,6 @@ def policy_decisions(lower: float | None, upper: float | None, scores) -> np.nda
     if lower is not None:
         out[s < lower] = "fail"
     return out
-
-
-def policy_json(policy: Policy) -> str:
-    """The policy as JSON text."""
-    return json.dumps(policy.model_dump(), indent=2)
 
 
 def heldout_policy(
