@@ -412,6 +412,9 @@ def _fit(d: _Units, *, alpha: float, delta: float, risk: str, mondrian: bool,
                          float(risk_full.ravel()[best]), float(err_full.ravel()[best]), None, None,
                          f"{n_rej} of {len(cand)} candidate pairs certified on {dt.n_units} testing units.")
     rows, units, why = _needed(st, cand, alpha, delta, ordering_fraction, nu, len(d.s), len(dt.s))
+    if rows is None and len(cand) < 3:  # too few rows for a path: forecast from every pair on all rows
+        every = np.flatnonzero(tri.ravel() & (full.den.ravel() > 0))
+        rows, units, why = _needed(full, every, alpha, delta, ordering_fraction, nu, len(d.s), len(d.s))
     return PolicyFit(None, None, False, len(d.s), nu, m, dt.n_units, len(cand), 0, 0.0, math.nan, math.nan,
                      rows, units, why)
 
@@ -424,11 +427,12 @@ def _needed(st: _PairStats, cand: np.ndarray, alpha, delta, frac, n_units, n_row
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(st.den > 0, st.num / np.maximum(st.den, 1), np.nan).ravel()[cand]
     cov = (st.den / max(n_test_rows, 1)).ravel()[cand]
-    enough = st.den.ravel()[cand] >= MIN_FORECAST_ROWS
+    min_rows = min(MIN_FORECAST_ROWS, max(5, n_test_rows // 3))  # few testing rows: forecast from fewer
+    enough = st.den.ravel()[cand] >= min_rows
     ok = enough & (rate < alpha)
     if not ok.any():
         best = np.nanmin(np.where(enough, rate, np.nan)) if enough.any() else math.nan
-        return None, None, (f"No pair on the tested path deciding at least {MIN_FORECAST_ROWS} testing rows has an "
+        return None, None, (f"No pair on the tested path deciding at least {min_rows} testing rows has an "
                             f"observed rate below alpha = {alpha:g} (the lowest is {best:.3f}); more rows will not "
                             "help, a better judge (or a larger alpha) will.")
     best_rows, best_k = None, None
