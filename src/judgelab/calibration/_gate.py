@@ -58,8 +58,9 @@ class GateResult:
         """The comparison, for people."""
         test = f"paired on {self.n_shared} shared rows" if self.paired else "unpaired"
         out = [
-            f"{self.metric} at threshold {self.threshold:.3f}: baseline {self.baseline:.3f} ({self.n_baseline} rows), "
-            f"new {self.new:.3f} ({self.n_new} rows); new - baseline {self.difference:+.3f} ({test} bootstrap)",
+            f"{self.metric} at threshold {self.threshold:.3f}: baseline {self.baseline:.3f}, new {self.new:.3f} "
+            f"({test}; {self.n_baseline} baseline rows, {self.n_new} new); new - baseline {self.difference:+.3f} "
+            "(95% bootstrap interval)",
             f"label 1 share: baseline {self.label_share_baseline:.3f}, new {self.label_share_new:.3f} "
             f"(tolerance {self.label_tolerance:g})",
         ]
@@ -191,9 +192,16 @@ def gate(
     reason, checks = _identity_change(base, newr)
     share_b = float(np.mean([r.label for r in base]))
     share_n = float(np.mean([r.label for r in newr]))
-    mb = fast_binary_metrics(np.array([r.label for r in base]), np.array([r.score for r in base], dtype=float), threshold)
-    mn = fast_binary_metrics(np.array([r.label for r in newr]), np.array([r.score for r in newr], dtype=float), threshold)
     diff, paired, n_shared = _difference(base, newr, metric, threshold, n_resamples, seed, confidence)
+    if paired:  # the point values on the rows the paired test compares
+        ids = {r.id for r in newr}
+        base_cmp = [r for r in base if r.id in ids]
+        new_ids = {r.id for r in base_cmp}
+        new_cmp = [r for r in newr if r.id in new_ids]
+    else:
+        base_cmp, new_cmp = base, newr
+    mb = fast_binary_metrics(np.array([r.label for r in base_cmp]), np.array([r.score for r in base_cmp], dtype=float), threshold)
+    mn = fast_binary_metrics(np.array([r.label for r in new_cmp]), np.array([r.score for r in new_cmp], dtype=float), threshold)
     if reason is None and abs(share_n - share_b) > label_tolerance:
         reason = (f"the label mix shifted: label 1 share {share_b:.3f} -> {share_n:.3f} "
                   f"(more than the tolerance {label_tolerance:g})")
