@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from judgelab.calibration._bootstrap import Interval
 from judgelab.calibration._run import ScoreRecord
@@ -54,6 +53,12 @@ class PassRateEstimate:
                 "classical": self.classical.to_dict(), "rectifier": self.rectifier,
                 "n_labelled": self.n_labelled, "n_unlabelled": self.n_unlabelled, "threshold": self.threshold,
                 "confidence": self.corrected.confidence, "method": "prediction-powered inference (Angelopoulos et al., 2023)"}
+
+
+def _z(confidence: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
 def _var_of_mean(x: np.ndarray, clusters: np.ndarray | None) -> float:
@@ -98,14 +103,14 @@ def ppi_mean_interval(y_labelled, f_labelled, f_unlabelled, *, confidence: float
     cl = None if clusters_labelled is None else np.asarray(clusters_labelled)
     cu = None if clusters_unlabelled is None else np.asarray(clusters_unlabelled)
     se = math.sqrt(_var_of_mean(fu, cu) + _var_of_mean(rect, cl))
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = _z(confidence)
     return Interval(theta, max(0.0, theta - z * se), min(1.0, theta + z * se), confidence)
 
 
 def _wald(x: np.ndarray, confidence: float, clusters=None) -> Interval:
     m = float(x.mean()) if len(x) else math.nan
     se = math.sqrt(_var_of_mean(x, clusters)) if len(x) > 1 else math.nan
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = _z(confidence)
     return Interval(m, max(0.0, m - z * se), min(1.0, m + z * se), confidence)
 
 

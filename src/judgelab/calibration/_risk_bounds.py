@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["betting_pvalue", "binomial_pvalue", "rows_needed"]
 
 
 def binomial_pvalue(k, n, alpha: float) -> np.ndarray:
     """``P(Binomial(n, alpha) <= k)``: a valid p-value for ``H0: rate > alpha``; 1 where ``n == 0``."""
+    from scipy import stats
+
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore"):
