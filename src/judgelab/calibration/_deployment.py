@@ -11,14 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration._policy import (
-    Policy,
-    _as_units,
-    _grid,
-    _pair_stats,
-    fit_policy,
-    heldout_policy,
-)
+from judgelab.calibration._ltt import _as_units, _grid, _pair_stats
+from judgelab.calibration._policy import Policy, fit_policy, heldout_policy
 from judgelab.calibration._run import ScoreRecord
 
 __all__ = ["Deployment", "deployment_for", "deployment_html", "deployment_markdown", "risk_coverage_curve"]
