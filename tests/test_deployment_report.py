@@ -58,3 +58,19 @@ def test_policy_and_estimate_commands(tmp_path, capsys):
     est = json.loads(capsys.readouterr().out)
     assert est["n_labelled"] == 300 and est["n_unlabelled"] == 2000
     assert est["corrected"]["low"] <= 0.5 <= est["corrected"]["high"]
+
+
+def test_estimate_scores_unlabelled_traffic_with_the_runs_model(tmp_path, capsys):
+    run = _save(_records(200), tmp_path / "run" / "scores.jsonl")
+    labelled = _save(_records(100, seed=1, prefix="l"), tmp_path / "lab" / "scores.jsonl")
+    traffic = tmp_path / "traffic.jsonl"
+    claims = ["The tower is in Paris.", "The tower is in Rome.", "It was completed in 1889.", "It is made of wood."]
+    traffic.write_text("".join(json.dumps({"task": "fact-check", "documents": ["The Eiffel Tower is in Paris. "
+                                                                             "It was completed in 1889."],
+                                           "response": c}) + "\n" for c in claims), encoding="utf-8")
+    assert main(["estimate", "--run", str(run.parent), "--labelled", str(labelled), "--unlabelled", str(traffic),
+                 "--out", str(tmp_path / "est"), "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "4 traffic rows, 100 labelled" in out and "naive pass rate" in out
+    scored = (tmp_path / "est" / "unlabelled" / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(scored) == 4 and all(json.loads(line)["model"] == "gemma-3-270m" for line in scored)
