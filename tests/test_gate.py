@@ -65,3 +65,20 @@ def test_shifted_label_mix_fails(baseline, tmp_path, capsys):
     assert main(["gate", str(baseline), "--set", str(shifted)]) == 1
     assert "label mix shifted" in capsys.readouterr().out
     assert main(["gate", str(baseline), "--set", str(shifted), "--label-tolerance", "0.5"]) == 0
+
+
+def test_gate_scores_a_labelled_set_with_the_baselines_model(tmp_path, capsys):
+    doc = "The Eiffel Tower is in Paris. It was completed in 1889 and is made of iron."
+    claims = [("The tower is in Paris.", 1), ("The tower is in Rome.", 0), ("It was completed in 1889.", 1),
+              ("It is made of wood.", 0), ("It is made of iron.", 1), ("It was completed in 1920.", 0)]
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"id": f"c{i}", "task": "fact-check", "documents": [doc], "response": c,
+                                        "label": y}) + "\n" for i, (c, y) in enumerate(claims)), encoding="utf-8")
+    base = tmp_path / "base"
+    assert main(["calibrate", "--set", str(rows), "--out", str(base), "--no-plots", "--no-progress",
+                 "--threads", "1", "--resamples", "50"]) == 0
+    capsys.readouterr()
+    assert main(["gate", str(base), "--set", str(rows), "--out", str(tmp_path / "gate"), "--threads", "1",
+                 "--resamples", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "ok" in out and "paired on 6 shared rows" in out and "template: same" in out
