@@ -266,6 +266,9 @@ def _needed(st: _PairStats, cand: np.ndarray, alpha, delta, frac, n_units, n_row
     min_rows = min(MIN_FORECAST_ROWS, max(5, n_test_rows // 3))  # few testing rows: forecast from fewer
     enough = st.den.ravel()[cand] >= min_rows
     ok = enough & (rate < alpha)
+    if not enough.any():
+        return None, None, (f"Too few rows to certify or to forecast anything: no pair decides {min_rows} or more "
+                            f"testing rows ({n_rows} rows in all). Score more rows.")
     if not ok.any():
         best = np.nanmin(np.where(enough, rate, np.nan)) if enough.any() else math.nan
         return None, None, (f"No pair on the tested path deciding at least {min_rows} testing rows has an "
