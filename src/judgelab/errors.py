@@ -15,7 +15,8 @@ so that callers (the server, the CLI) can build their own messages.
     ├── TemplateError             a prompt template lacks a placeholder
     ├── QuestionError             a typed question, criterion or state is malformed (also ValueError)
     ├── DataError                 a labelled-set row or a run file is malformed
-    ├── ParameterError            a parameter value is out of range or of the wrong kind (also ValueError)
+    ├── ParameterError            a parameter value is out of range (also ValueError)
+    ├── ParameterTypeError        a parameter of the wrong type (also TypeError)
     └── PolicyMismatchError       a decision policy was calibrated for another judge
 """
 
@@ -32,6 +33,7 @@ __all__ = [
     "QuestionError",
     "DataError",
     "ParameterError",
+    "ParameterTypeError",
     "check_parameter",
     "PolicyMismatchError",
 ]
@@ -126,7 +128,7 @@ class DataError(JudgelabError):
 
 
 class ParameterError(JudgelabError, ValueError):
-    """A parameter (a function argument or a command-line option) that cannot be used.
+    """A parameter value (a function argument or a command-line option) that cannot be used.
 
     Also a ``ValueError``, as Python code expects of a bad argument value.
     The message has one shape: "The 'NAME' parameter of WHERE must be
@@ -136,6 +138,10 @@ class ParameterError(JudgelabError, ValueError):
     def __init__(self, message: str, *, name: str | None = None) -> None:
         super().__init__(message)
         self.name = name
+
+
+class ParameterTypeError(JudgelabError, TypeError):
+    """A parameter of the wrong type (also a ``TypeError``, as Python code expects)."""
 
 
 def check_parameter(ok: bool, name: str, where: str, must: str, value: object) -> None:

@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judgelab.errors import SpecError
+from judgelab.textfiles import read_text
 
 __all__ = [
     "ModelSpec",
@@ -165,15 +166,9 @@ def spec_dirs() -> list[Path]:
 
 
 def _read_spec(path: Path) -> ModelSpec:
+    text = read_text(path, "model spec", fix="Check the path.", error=SpecError)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(f"Cannot read model spec {path}: {exc.strerror or exc}. Check the path.", path=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            f"Model spec {path} is not UTF-8 text (byte {exc.start}); a spec is a TOML text file. "
-            "Remove or replace it (see models/README.md).", path=str(path),
-        ) from exc
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"Model spec {path} is not valid TOML: {exc}", path=str(path)) from exc
     try:

@@ -19,7 +19,7 @@ from judgelab.calibration._calibrators import (
     make_calibrator,
 )
 from judgelab.calibration._compare import Comparison, compare_runs, mcnemar_test
-from judgelab.calibration._criteria import criteria_thresholds, write_criteria_thresholds
+from judgelab.calibration._criteria_thresholds import criteria_thresholds, write_criteria_thresholds
 from judgelab.calibration._importers import (
     IMPORTERS,
     import_faithbench,

@@ -17,7 +17,7 @@ import numpy as np
 
 from judgelab.calibration._bootstrap import Interval, bootstrap_many
 from judgelab.calibration._calibrators import CALIBRATORS, Calibrator, make_calibrator
-from judgelab.calibration._criteria import criteria_thresholds
+from judgelab.calibration._criteria_thresholds import criteria_thresholds
 from judgelab.calibration._metrics import (
     THRESHOLD_METRICS,
     DegenerateMetricWarning,

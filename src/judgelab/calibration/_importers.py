@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judgelab.errors import DataError, JudgelabError
-from judgelab.calibration._rows import LabelledRow, not_utf8
+from judgelab.calibration._rows import LabelledRow
+from judgelab.textfiles import not_utf8, read_text
 
 __all__ = [
     "IMPORTERS",
@@ -32,12 +33,7 @@ logger = logging.getLogger(__name__)
 
 def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, object)`` from a JSONL file (or a JSON array file)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise not_utf8(path, exc, "data set file") from exc
+    text = read_text(path, "data set file")
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

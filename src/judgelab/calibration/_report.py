@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.calibration._analysis import Analysis
-from judgelab.calibration._criteria import write_criteria_thresholds
+from judgelab.calibration._criteria_thresholds import write_criteria_thresholds
 
 __all__ = ["write_report"]
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judgelab.errors import DataError
+from judgelab.textfiles import read_text
 from judgelab.evaluators import EvaluationRequest
 
 __all__ = ["LabelledRow", "LabelledSet", "Task", "load_rows", "write_rows", "TASKS"]
@@ -102,21 +103,6 @@ class LabelledSet:
         return iter(self.rows)
 
 
-def not_utf8(path: str | Path, exc: UnicodeDecodeError, what: str) -> DataError:
-    """The error for a file that is not UTF-8 text, naming the line of the first bad byte."""
-    try:
-        data = Path(path).read_bytes()
-        line = data[: exc.start].count(b"\n") + 1
-    except OSError:
-        line = None
-    where = f"{path}:{line}" if line else str(path)
-    return DataError(
-        f"The {what} {where} is not UTF-8 text (byte {exc.start}: {exc.reason}). "
-        "Convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8) and retry.",
-        path=str(path), line=line,
-    )
-
-
 def _first_error(exc: ValidationError) -> tuple[str, str]:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err.get("loc", ())) or None
@@ -147,16 +133,8 @@ def load_rows(path: str | Path, *, skip_invalid: bool = False) -> LabelledSet:
         the line and the field) and ``skip_invalid`` is false.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(
-            f"Cannot read labelled set {str(path)!r}: {exc.strerror or exc}. "
-            "Check the path, or import a data set with 'judgelab sets import'.",
-            path=str(path),
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise not_utf8(path, exc, "labelled set") from exc
+    text = read_text(path, "labelled set",
+                     fix="Check the path, or import a data set with 'judgelab sets import'.")
     rows: list[LabelledRow] = []
     skipped: list[tuple[int, str]] = []
     seen: dict[str, int] = {}

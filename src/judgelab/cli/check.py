@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from judgelab.cli._options import probability
-from judgelab.errors import DataError
+from judgelab.textfiles import read_text
 from judgelab.specs import DEFAULT_MODEL_ID
 
 EXAMPLE_DOCUMENT = (
@@ -38,15 +38,7 @@ def _text(value: str | None, default: str, what: str) -> str:
         return default
     if value.startswith("@"):
         path = Path(value[1:])
-        try:
-            return path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DataError(f"Cannot read --{what} file {path}: {exc.strerror or exc}. Check the path.", path=str(path)) from exc
-        except UnicodeDecodeError as exc:
-            raise DataError(
-                f"--{what} file {path} is not UTF-8 text (byte {exc.start}). Convert it to UTF-8 "
-                "(e.g. iconv -t utf-8) and retry.", path=str(path),
-            ) from exc
+        return read_text(path, f"--{what} file")
     return value
 
 

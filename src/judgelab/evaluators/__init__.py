@@ -10,7 +10,7 @@ from judgelab.evaluators._spi import (
 )
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, evaluator_identity
-from judgelab.evaluators._criteria import (
+from judgelab.evaluators._criterion_types import (
     CheckCriterion,
     ChoiceCriterion,
     Criterion,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from judgelab.errors import ParameterError
+
 __all__ = ["split_sentences", "chunk_text"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+|\n\s*\n|\n(?=\s*[-*•\d])")
@@ -49,7 +51,7 @@ def chunk_text(text: str, max_tokens: int, count: Callable[[str], int]) -> list[
     A text that fits is returned whole, as one chunk.
     """
     if max_tokens < 1:
-        raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        raise ParameterError(f"The 'max_tokens' parameter of chunk_text must be >= 1. Got {max_tokens!r} instead.")
     if count(text) <= max_tokens:
         return [text]
     chunks: list[str] = []

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from judgelab.errors import ParameterTypeError
 from judgelab.evaluators._detail import JudgmentDetail
 
 __all__ = [
@@ -71,7 +72,7 @@ def _as_document(item: Document | str) -> Document:
     text = getattr(item, "text", None)
     if isinstance(text, str):
         return Document(text, dict(getattr(item, "metadata", {}) or {}))
-    raise TypeError(
+    raise ParameterTypeError(
         f"data_list items must be Document or str, got {type(item).__name__!s}"
     )
 

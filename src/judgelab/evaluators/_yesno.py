@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from judgelab.engine import JudgeModel
-from judgelab.errors import ContextLengthError, TemplateError
+from judgelab.errors import ContextLengthError, TemplateError, check_parameter
 from judgelab.evaluators._chunking import chunk_text
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
 from judgelab.evaluators._detail import JudgmentDetail
@@ -102,8 +102,8 @@ class YesNoEvaluator(BaseEvaluator):
         policy: DecisionPolicy | None = None,
         abstain_passes: bool = False,
     ) -> None:
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+        check_parameter(isinstance(threshold, (int, float)) and 0.0 <= threshold <= 1.0, "threshold",
+                        type(self).__name__, "a number in [0, 1]", threshold)
         prompt_template = prompt_template or self.default_template
         check_placeholders(prompt_template, self.required_placeholders, evaluator=type(self).__name__)
         self.model = model

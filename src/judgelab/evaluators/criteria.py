@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from judgelab.errors import ParameterTypeError
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._verdict import Outcome, Verdict
@@ -55,7 +56,7 @@ class CriteriaEvaluator(BaseEvaluator):
 
     def __init__(self, judge: CriteriaJudge) -> None:
         if not isinstance(judge, CriteriaJudge):
-            raise TypeError(
+            raise ParameterTypeError(
                 f"CriteriaEvaluator wraps a CriteriaJudge, got {type(judge).__name__}; "
                 "build one with CriteriaJudge.builder(model)...build()."
             )

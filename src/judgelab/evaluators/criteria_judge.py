@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from judgelab.errors import QuestionError
-from judgelab.evaluators._criteria import (
+from judgelab.evaluators._criterion_types import (
     CheckCriterion,
     ChoiceCriterion,
     Criterion,

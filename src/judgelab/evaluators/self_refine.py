@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from judgelab.errors import ParameterError, ParameterTypeError
 from judgelab.evaluators._spi import Document, EvaluationRequest, EvaluationResponse, Evaluator
 
 __all__ = ["Attempt", "RefineResult", "SelfRefine"]
@@ -77,11 +78,11 @@ class SelfRefine:
 
     def __init__(self, generate: Generate, evaluator: Evaluator, max_attempts: int = 3) -> None:
         if not callable(generate):
-            raise TypeError("generate must be callable as generate(prompt, feedback) -> str")
+            raise ParameterTypeError("generate must be callable as generate(prompt, feedback) -> str")
         if not callable(getattr(evaluator, "evaluate", None)):
-            raise TypeError(f"evaluator must have evaluate(request), got {type(evaluator).__name__}")
+            raise ParameterTypeError(f"evaluator must have evaluate(request), got {type(evaluator).__name__}")
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise ValueError(f"max_attempts must be an int >= 1, got {max_attempts!r}")
+            raise ParameterError(f"max_attempts must be an int >= 1, got {max_attempts!r}")
         self.generate = generate
         self.evaluator = evaluator
         self.max_attempts = max_attempts
@@ -95,7 +96,7 @@ class SelfRefine:
             try:
                 generated = self.generate(prompt, feedback)
                 if not isinstance(generated, str):
-                    raise TypeError(f"generate() must return a str, it returned {type(generated).__name__}")
+                    raise ParameterTypeError(f"generate() must return a str, it returned {type(generated).__name__}")
             except Exception as exc:  # the generator is user code: record, do not lose the attempts
                 log.warning("self-refine: generator failed on attempt %d: %s", number, exc)
                 attempts.append(Attempt(number, feedback, None, None, exc))

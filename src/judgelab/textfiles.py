@@ -1,0 +1,35 @@
+"""Reading the text files users hand to judgelab (sets, specs, documents), with errors that say what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from judgelab.errors import DataError, JudgelabError
+
+__all__ = ["read_text", "not_utf8"]
+
+
+def not_utf8(path: str | Path, exc: UnicodeDecodeError, what: str, *, error: type = DataError) -> JudgelabError:
+    """The error for a file that is not UTF-8 text, naming the line of the first bad byte."""
+    try:
+        line: int | None = Path(path).read_bytes()[: exc.start].count(b"\n") + 1
+    except OSError:
+        line = None
+    where = f"{path}:{line}" if line else str(path)
+    message = (f"The {what} {where} is not UTF-8 text (byte {exc.start}: {exc.reason}). "
+               "Convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8) and retry.")
+    return error(message, path=str(path), line=line) if error is DataError else error(message, path=str(path))
+
+
+def read_text(path: str | Path, what: str, *, fix: str = "Check the path.", error: type = DataError) -> str:
+    """The UTF-8 text of ``path``; ``error`` (a ``DataError`` or ``SpecError``) when it is unreadable or not UTF-8.
+
+    ``what`` names the file in the message ("labelled set", "--document file"),
+    ``fix`` says what to do when it cannot be read.
+    """
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"Cannot read {what} {str(path)!r}: {exc.strerror or exc}. {fix}", path=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, exc, what, error=error) from exc
