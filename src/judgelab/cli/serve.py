@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         app = create_app(model, config)
         labels = app.state.judge.labels
-        print(f"judgelab serve: {model.id} ({model.backend.name}, n_ctx {model.n_ctx}) on "
+        print(f"judgelab serve: {model.id} ({model.info().backend}, n_ctx {model.n_ctx}) on "
               f"http://{args.host}:{args.port}  labels {','.join(labels)}"
               f"{'  (API key required)' if config.api_key else ''}", flush=True)
         level = ["warning", "info", "debug"][min(getattr(args, "verbose", 0) + 1, 2)]

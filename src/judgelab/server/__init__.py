@@ -7,8 +7,11 @@
 - ``/healthz`` and ``/metrics``.
 
 One worker thread owns the model; concurrent requests are micro-batched
-through its queue (``Batcher``). Needs FastAPI and uvicorn (installed with
-judgelab).
+through its queue (``Batcher``) and take turns, so a long request never
+holds the others. Every limit (body size, prompts per request, header and
+keep-alive timeouts, connections) is a ``ServerConfig`` field and a
+``judgelab serve`` flag; see docs/server.md. Needs FastAPI and uvicorn
+(installed with judgelab).
 """
 
 from judgelab.server._app import create_app

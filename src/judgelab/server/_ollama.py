@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgelab import __version__
-from judgelab.engine import Judgment
+from judgelab.engine import Judgment, ModelInfo
 from judgelab.server._answers import answer_label, judgelab_field, label_logprobs
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
@@ -163,15 +163,14 @@ async def generate(request: Request):
     return _respond(body, final, "response", judgment.label)
 
 
-def _details(state: JudgeState) -> dict[str, Any]:
-    spec = state.model.spec
+def _details(info: ModelInfo) -> dict[str, Any]:
     return {
         "parent_model": "",
-        "format": spec.format,
-        "family": spec.family,
-        "families": [spec.family],
-        "parameter_size": "",
-        "quantization_level": "",
+        "format": info.format,
+        "family": info.family,
+        "families": [info.family],
+        "parameter_size": info.parameter_size,
+        "quantization_level": info.quantization,
     }
 
 
@@ -179,6 +178,7 @@ def _details(state: JudgeState) -> dict[str, Any]:
 async def tags(request: Request):
     state: JudgeState = request.app.state.judge
     modified = datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z")
+    info = state.model.info()
     models = [
         {
             "name": f"{name}:latest",
@@ -186,7 +186,7 @@ async def tags(request: Request):
             "modified_at": modified,
             "size": 0,
             "digest": state.model.spec.spec_hash,
-            "details": _details(state),
+            "details": _details(info),
             "capabilities": list(state.capabilities),
         }
         for name in state.names
@@ -205,22 +205,22 @@ async def show(request: Request):
     body = await parse_body(request, ShowBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model or body.name, required=True)
-    spec = state.model.spec
+    info = state.model.info()  # the engine's public facts, not the backend's internals
     return {
         "license": "",
-        "modelfile": f"# served by judgelab {__version__}\nFROM {spec.id}\n",
+        "modelfile": f"# served by judgelab {__version__}\nFROM {info.id}\n",
         "parameters": f"num_predict {state.config.default_num_predict}\ntemperature 0",
-        "template": spec.prompt.raw_template if spec.prompt.style == "raw" else (state.model.backend.chat_template() or ""),
-        "system": spec.prompt.system or "",
-        "details": _details(state),
+        "template": info.prompt_template,
+        "system": info.system,
+        "details": _details(info),
         "model_info": {
-            "general.architecture": spec.family,
-            "general.name": spec.id,
-            f"{spec.family}.context_length": state.model.n_ctx,
+            "general.architecture": info.architecture or info.family,
+            "general.name": info.id,
+            f"{info.architecture or info.family}.context_length": info.n_ctx,
         },
         "capabilities": list(state.capabilities),
         "modified_at": datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z"),
-        "judgelab": {"labels": list(state.labels), "description": spec.description},
+        "judgelab": {"labels": list(state.labels), "description": info.description},
     }
 
 
