@@ -170,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtype", default="auto", help="transformers dtype (auto: bfloat16 on cuda, float32 on cpu)")
     ap.add_argument("--n-gpu-layers", type=int, default=-1, help="llama_cpp layers on the GPU (a CUDA build)")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--pack", action="store_true", help="transformers: pack prompts without padding (pack=True)")
     ap.add_argument("--shape", default="qwen2-7b", choices=sorted(SHAPES))
     ap.add_argument("--no-big", action="store_true", help="skip the 7B-shaped judge")
     ap.add_argument("--tiny", action="store_true", help="scale the 7B-shaped judge down (CPU smoke test)")
@@ -190,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         if backend == "llama_cpp":
             options = {"n_gpu_layers": args.n_gpu_layers, **({"n_threads": args.threads} if args.threads else {})}
         else:
-            options = {"device": args.device, "dtype": args.dtype, **({"n_threads": args.threads} if args.threads else {})}
+            options = {"device": args.device, "dtype": args.dtype, "pack": args.pack,
+                       **({"n_threads": args.threads} if args.threads else {})}
         try:
             model = load_model("gemma-3-270m", backend=backend, **options)
         except BackendUnavailableError as exc:
@@ -210,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             dtype = args.dtype if args.dtype != "auto" else ("float32" if args.device == "cpu" else "bfloat16")
             folder = random_judge_folder(args.shape, args.tiny, args.device, dtype, Path(tmp))
-            model = load_model(folder, backend="transformers", device=args.device, dtype=dtype,
+            model = load_model(folder, backend="transformers", device=args.device, dtype=dtype, pack=args.pack,
                                **({"n_threads": args.threads} if args.threads else {}))
             shape = model_shape(model)
             key = f"{args.shape}{'-tiny' if args.tiny else ''}-random/transformers"

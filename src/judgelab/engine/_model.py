@@ -146,9 +146,13 @@ class JudgeModel:
                     key,
                     self._label_tokens,
                     spec_variants=self.spec.label_variants,
-                    tokenizer=self.backend.facts().tokenizer,
+                    tokenizer=self._tokenizer_name(),
                 )
             return self._label_cache[key]
+
+    def _tokenizer_name(self) -> str:
+        facts = getattr(self.backend, "facts", None)  # a backend written before facts() existed
+        return facts().tokenizer if facts is not None else self.backend.name
 
     def _label_tokens(self, text: str) -> list[int]:
         """The tokens ``text`` adds when written after a prompt.
