@@ -27,6 +27,7 @@ from judgelab.calibration._importers import (
     import_halueval_qa,
     import_llm_aggrefact,
     import_set,
+    import_summedits,
     import_wice,
 )
 from judgelab.calibration._metrics import (
@@ -50,6 +51,8 @@ from judgelab.calibration._suite import (
     default_set_path,
     resolve_set,
 )
+from judgelab.calibration._stress import CONSISTENCY_CHECKS, FenceComparison, StressResult, TaskStress, stress
+from judgelab.calibration._stress_perturb import ATTACKS, DEFAULT_ATTACKS, Perturbation, perturb_rows, resolve_attacks
 from judgelab.calibration._thresholds import (
     AbstainBand,
     ThresholdStrategy,
@@ -60,6 +63,17 @@ from judgelab.calibration._thresholds import (
 )
 
 __all__ = [
+    "ATTACKS",
+    "CONSISTENCY_CHECKS",
+    "DEFAULT_ATTACKS",
+    "FenceComparison",
+    "Perturbation",
+    "StressResult",
+    "TaskStress",
+    "import_summedits",
+    "perturb_rows",
+    "resolve_attacks",
+    "stress",
     "AbstainBand",
     "Analysis",
     "CALIBRATORS",
