@@ -260,7 +260,7 @@ def test_unknown_consistency_check(tmp_path):
 def _small_set(tmp_path: Path) -> Path:
     rows = [json.loads(line) for line in (ROOT / "calibration" / "starter.jsonl").read_text().splitlines() if line.strip()]
     fc = [r for r in rows if r["task"] == "fact-check"]
-    pick = [r for r in fc if r["label"] == 0][:4] + [r for r in fc if r["label"] == 1][:4]
+    pick = [r for r in fc if r["label"] == 0][:3] + [r for r in fc if r["label"] == 1][:3]
     path = tmp_path / "small.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in pick))
     return path
@@ -269,7 +269,8 @@ def _small_set(tmp_path: Path) -> Path:
 def _cli(out: Path, data: Path) -> list[str]:
     return [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main(sys.argv[1:]))",
             "stress", "--set", str(data), "--out", str(out), "--attacks", "inject-ignore@end,verdict-answer@end",
-            "--consistency", "noul", "--threads", "2", "--resamples", "200", "--no-plots", "--no-progress"]
+            "--consistency", "none", "--batch-size", "2", "--threads", "2", "--resamples", "200", "--no-plots",
+            "--no-progress"]
 
 
 def _figures(out: Path) -> dict:
@@ -288,17 +289,19 @@ def test_real_model_stress_run_resumes_after_a_kill(tmp_path):
     scores = killed / "stress" / "scores.jsonl"
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
-        if scores.exists() and len(scores.read_text().splitlines()) >= 8:
+        if scores.exists() and len(scores.read_text().splitlines()) >= 4:
             proc.send_signal(signal.SIGKILL)
             break
         time.sleep(0.05)
     proc.wait(timeout=60)
-    assert not (killed / "stress" / "stress.json").exists() or proc.returncode == 0
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    assert not (killed / "stress" / "stress.json").exists()
+    assert len(scores.read_text().splitlines()) < 12  # killed part-way through the 6 x 2 perturbed rows
     subprocess.run(_cli(killed, data), check=True, env=env, capture_output=True, timeout=900)
 
     a, b = _figures(whole), _figures(killed)
     assert a == b
     s = a["fact-check"]
-    assert s["rows"] == 8 and len(s["attacks"]) == 2 and s["consistency"][0]["check"] == "noul"
+    assert s["rows"] == 6 and len(s["attacks"]) == 2
     assert all(not math.isnan(x["delta_p"]["estimate"]) for x in s["attacks"])
     assert "## Robustness" in (killed / "report.md").read_text()
