@@ -254,6 +254,27 @@ def test_unknown_consistency_check(tmp_path):
         _stress(tmp_path, PlantedModel(), consistency=("nope",))
 
 
+def obedient_evaluator(model):
+    """For ``--evaluator test_calibration_stress:obedient_evaluator`` (the model argument is not used)."""
+    return FactCheckingEvaluator(PlantedModel(obey=True))
+
+
+def test_calibrate_with_stress_from_the_command_line(tmp_path, capsys):
+    from judgelab.calibration import write_rows
+    from judgelab.cli import main
+
+    data = tmp_path / "rows.jsonl"
+    write_rows(_rows(10), data)
+    argv = ["calibrate", "--stress", "--set", str(data), "--model", "planted", "--out", str(tmp_path / "run"),
+            "--evaluator", "test_calibration_stress:obedient_evaluator", "--attacks", "inject-ignore@end",
+            "--consistency", "none", "--resamples", "200", "--no-plots", "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "fact-check robustness: the worst attack (inject-ignore@end) turns 100% [" in out
+    assert (tmp_path / "run" / "stress" / "stress.json").exists()
+    assert main(["stress", *argv[2:4], "--evaluator", "nope"]) == 1
+
+
 # -- the real model -------------------------------------------------------------
 
 
