@@ -4,6 +4,11 @@ Load or import a labelled set, score it with any ``Evaluator`` (resumable),
 then analyse the saved scores without the model: metrics with bootstrap
 intervals, a threshold tuned on one split and reported on another, an
 abstain band, calibrators, self-preference bias and a report.
+
+``stress`` adds what moves the judge: seeded attacks on the judged text,
+benign perturbations and consistency checks, scored resumably with the same
+evaluator and threshold, reported as flip rates with cluster-bootstrap
+intervals in a "Robustness" section.
 """
 
 from judgelab.calibration._analysis import Analysis, analyze

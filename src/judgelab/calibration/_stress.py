@@ -53,7 +53,6 @@ from judgelab.calibration._stress_metrics import (
     paraphrase_stats,
 )
 from judgelab.calibration._stress_perturb import (
-    ATTACKS,
     Perturbation,
     perturb_rows,
     resolve_attacks,
