@@ -237,7 +237,7 @@ def test_noul_negation_and_paraphrase_checks(tmp_path):
 
 def test_fence_comparison_and_label_mass(tmp_path):
     s = _stress(tmp_path, PlantedModel(obey=True), attacks="inject-polite@end,spoof-evidence@end",
-                fence=True, label_mass=True).tasks["fact-check"]
+                fence=True, label_mass=True, low_mass=0.5).tasks["fact-check"]
     f = s.fence
     assert f is not None and f.threshold_after > 0
     # the planted judge obeys whatever the template: fencing cannot help it

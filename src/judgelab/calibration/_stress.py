@@ -352,7 +352,7 @@ def stress(
     consistency: Sequence[str] = CONSISTENCY_CHECKS,
     fence: bool = False,
     label_mass: bool = False,
-    low_mass: float = 0.5,
+    low_mass: float | None = None,
     task: str | Sequence[str] | None = None,
     limit: int | None = None,
     threshold_strategy: str = "balanced_accuracy",
@@ -395,7 +395,8 @@ def stress(
         labels' share of the next-token probability (costs a full-vocabulary
         pass per prompt).
     low_mass
-        Label mass below which an answer counts as low-mass.
+        Label mass at or below which an answer counts as low-mass; None for
+        the run's lowest quarter.
     task, limit, threshold_strategy, calibrator, batch_size, k_folds, n_resamples, seed, progress, figures, model_options
         As for ``calibrate``.
 

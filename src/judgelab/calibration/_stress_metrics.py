@@ -226,7 +226,7 @@ class LabelMassStats:
         return bool(not math.isnan(self.difference.low) and self.difference.low > 0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.n, "low_mass_below": self.low_mass, "quantiles": self.quantiles, "rows_low": self.n_low,
+        return {"rows": self.n, "low_mass_at_or_below": self.low_mass, "quantiles": self.quantiles, "rows_low": self.n_low,
                 "accuracy_low": self.accuracy_low.to_dict(), "accuracy_high": self.accuracy_high.to_dict(),
                 "accuracy_high_minus_low": self.difference.to_dict(), "low_is_worse": self.low_is_worse}
 
@@ -234,21 +234,28 @@ class LabelMassStats:
 def label_mass_stats(
     rows: Sequence[tuple[str, float, bool]],
     *,
-    low_mass: float = 0.5,
+    low_mass: float | None = None,
     n_resamples: int = 1000,
     seed: int | None = 0,
 ) -> LabelMassStats:
-    """``(cluster, label mass, verdict correct)`` per row -> distribution and accuracy by mass."""
+    """``(cluster, label mass, verdict correct)`` per row -> distribution and accuracy by mass.
+
+    ``low_mass`` is the cut below which an answer is low-mass; ``None`` takes
+    the run's own lowest quarter (a small base model can put only a few
+    percent of the next token on the labels for every row).
+    """
     m = np.array([r[1] for r in rows], dtype=float)
     ok = np.array([float(r[2]) for r in rows], dtype=float)
+    if low_mass is None:
+        low_mass = float(np.quantile(m, 0.25)) if len(m) else math.nan
 
     def stat(m, ok):
-        low = m < low_mass
+        low = m <= low_mass
         a_lo = _nanmean(ok[low]) if low.any() else math.nan
         a_hi = _nanmean(ok[~low]) if (~low).any() else math.nan
         return {"low": a_lo, "high": a_hi, "diff": a_hi - a_lo}
 
     res = bootstrap_many(stat, [m, ok], n_resamples=n_resamples, seed=seed, clusters=_clusters([r[0] for r in rows]))
     qs = {f"p{int(q * 100)}": float(np.quantile(m, q)) for q in (0.05, 0.25, 0.5, 0.75, 0.95)} if len(m) else {}
-    return LabelMassStats(len(m), low_mass, qs, int((m < low_mass).sum()), res["low"], res["high"], res["diff"],
+    return LabelMassStats(len(m), low_mass, qs, int((m <= low_mass).sum()), res["low"], res["high"], res["diff"],
                           tuple(float(x) for x in m))

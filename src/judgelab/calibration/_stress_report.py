@@ -57,7 +57,7 @@ def robustness_tables(s: "TaskStress") -> list[tuple[str, list[str], list[list[s
         m = s.label_mass
         tables.append((
             "Label mass (share of the full next-token probability on the labels)",
-            ["rows", *m.quantiles, f"rows below {m.low_mass:g}", "accuracy, low mass", "accuracy, rest", "rest - low"],
+            ["rows", *m.quantiles, f"rows at or below {m.low_mass:.3g}", "accuracy, low mass", "accuracy, rest", "rest - low"],
             [[str(m.n), *(f"{v:.3f}" for v in m.quantiles.values()), str(m.n_low), format(m.accuracy_low, ".3f"),
               format(m.accuracy_high, ".3f"), format(m.difference, "+.3f")]],
             ("Low-mass answers are measurably less accurate: an abstain reason."
