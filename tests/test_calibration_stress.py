@@ -272,7 +272,8 @@ def test_calibrate_with_stress_from_the_command_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "fact-check robustness: the worst attack (inject-ignore@end) turns 100% [" in out
     assert (tmp_path / "run" / "stress" / "stress.json").exists()
-    assert main(["stress", *argv[2:4], "--evaluator", "nope"]) == 1
+    assert main(["stress", *argv[2:4], "--evaluator", "nope"]) != 0
+    assert "Unknown evaluator 'nope'" in capsys.readouterr().err
 
 
 # -- the real model -------------------------------------------------------------

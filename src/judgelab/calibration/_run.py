@@ -251,7 +251,7 @@ def _record(
         prompt_tokens=detail.prompt_tokens if detail else None,
         threshold=detail.threshold if detail else None,
         evaluator=type(evaluator).__name__,
-        label_mass=meta.get("label_mass"),
+        label_mass=resp.metadata.get("label_mass") if resp is not None else None,
         error=error,
         row_hash=row_hash(row),
         evaluator_hash=identity.evaluator_hash if identity is not None else None,

@@ -58,8 +58,9 @@ from judgelab.calibration._stress_perturb import (
     resolve_attacks,
     template_layout,
 )
-from judgelab.calibration._suite import DEFAULT_MODEL, CalibrationResult, calibrate, resolve_set
-from judgelab.errors import DataError, JudgelabError
+from judgelab.calibration._suite import CalibrationResult, calibrate, resolve_set
+from judgelab.errors import DataError, JudgelabError, SpecError
+from judgelab.specs import DEFAULT_MODEL_ID, load_spec
 
 __all__ = ["CONSISTENCY_CHECKS", "EVALUATORS", "FenceComparison", "StressResult", "TaskStress", "make_evaluator", "stress"]
 
@@ -81,6 +82,20 @@ class _LazyModel:
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def spec(self) -> Any:
+        """The model spec, read without loading the model when the spec's hash is final before loading."""
+        if self._model is not None:
+            return self._model.spec
+        try:
+            spec = load_spec(self._spec_id)
+        except SpecError:  # a bare weights file: its spec comes with the model
+            return self._get().spec
+        prompt = getattr(spec, "prompt", None)
+        if getattr(prompt, "style", None) == "chat" and not getattr(prompt, "chat_template", None):
+            return self._get().spec  # the loader may change the prompt format (and the hash)
+        return spec
 
     def _get(self) -> Any:
         if self._model is None:
@@ -343,7 +358,7 @@ def _pooled_flip(
 
 
 def stress(
-    model: str | Any = DEFAULT_MODEL,
+    model: str | Any = DEFAULT_MODEL_ID,
     set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
     out: str | Path = "runs/stress",
     *,

@@ -101,6 +101,9 @@ class NoulProbe:
     negated: bool = False
     name: str = "noul"
 
+    def fingerprint(self) -> str:
+        return f"noul negated={self.negated} over {type(self.evaluator).__name__}"
+
     def question(self, judged: str, evidence: str) -> Noul:
         verb = "is not" if self.negated else "is"
         return Noul(instructions=f"Is it true that the `{judged}` {verb} supported by the `{evidence}`?")
@@ -140,6 +143,9 @@ class ChoiceProbe:
     evaluator: Any
     order: tuple[int, ...] = (0, 1, 2)
     options: Mapping[str, str] | None = None
+
+    def fingerprint(self) -> str:
+        return f"choice order={self.order} options={list(self.options or CHOICE_OPTIONS)}"
 
     def question(self, judged: str, evidence: str) -> Choice:
         opts = dict(self.options or CHOICE_OPTIONS)
