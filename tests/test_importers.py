@@ -69,3 +69,19 @@ def test_sets_import_cli(shared_data, tmp_path, capsys):
     assert main(["sets", "import", "halueval-qa", str(shared_data / "halueval" / "qa_one-turn.jsonl"), "--out", str(out)]) == 0
     assert "wrote 1000 rows" in capsys.readouterr().out
     assert len(load_rows(out)) == 1000
+
+
+def test_summedits(shared_data):
+    folder = shared_data / "summedits"
+    rows = import_set("summedits", folder)
+    assert len(rows) == 3117  # PROVENANCE.md: 3,117 summaries in 5 domains
+    assert Counter(r.group for r in rows) == {"news": 819, "ectsum": 668, "samsum": 664, "podcast": 500, "scitldr": 466}
+    assert len({r.id for r in rows}) == 3117
+    assert all(r.task == "fact-check" and r.documents and r.response for r in rows)
+    # edits of one original summary share meta.pair with it (and its label-1 "_og" row)
+    og = next(r for r in rows if r.id.endswith("_og"))
+    family = [r for r in rows if r.meta["pair"] == og.meta["pair"]]
+    assert len(family) > 1 and og.label == 1 and {r.group for r in family} == {og.group}
+    one = import_set("summedits", folder / "summedits_samsum.json")
+    assert len(one) == 664 and {r.group for r in one} == {"samsum"}
+    assert len(import_set("summedits", folder, domains="news,podcast")) == 819 + 500

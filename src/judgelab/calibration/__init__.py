@@ -4,6 +4,11 @@ Load or import a labelled set, score it with any ``Evaluator`` (resumable),
 then analyse the saved scores without the model: metrics with bootstrap
 intervals, a threshold tuned on one split and reported on another, an
 abstain band, calibrators, self-preference bias and a report.
+
+``stress`` adds what moves the judge: seeded attacks on the judged text,
+benign perturbations and consistency checks, scored resumably with the same
+evaluator and threshold, reported as flip rates with cluster-bootstrap
+intervals in a "Robustness" section.
 """
 
 from judgelab.calibration._analysis import Analysis, analyze
@@ -27,6 +32,7 @@ from judgelab.calibration._importers import (
     import_halueval_qa,
     import_llm_aggrefact,
     import_set,
+    import_summedits,
     import_wice,
 )
 from judgelab.calibration._metrics import (
@@ -50,6 +56,8 @@ from judgelab.calibration._suite import (
     default_set_path,
     resolve_set,
 )
+from judgelab.calibration._stress import CONSISTENCY_CHECKS, FenceComparison, StressResult, TaskStress, stress
+from judgelab.calibration._stress_perturb import ATTACKS, DEFAULT_ATTACKS, Perturbation, perturb_rows, resolve_attacks
 from judgelab.calibration._thresholds import (
     AbstainBand,
     ThresholdStrategy,
@@ -60,6 +68,17 @@ from judgelab.calibration._thresholds import (
 )
 
 __all__ = [
+    "ATTACKS",
+    "CONSISTENCY_CHECKS",
+    "DEFAULT_ATTACKS",
+    "FenceComparison",
+    "Perturbation",
+    "StressResult",
+    "TaskStress",
+    "import_summedits",
+    "perturb_rows",
+    "resolve_attacks",
+    "stress",
     "AbstainBand",
     "Analysis",
     "CALIBRATORS",

@@ -26,6 +26,7 @@ __all__ = [
     "import_halueval_general",
     "import_faithbench",
     "import_llm_aggrefact",
+    "import_summedits",
 ]
 
 logger = logging.getLogger(__name__)
@@ -284,12 +285,60 @@ def import_llm_aggrefact(
     return rows
 
 
+def import_summedits(path: str | Path, *, domains: str | list[str] | None = None) -> list[LabelledRow]:
+    """SummEdits: is a (possibly edited) summary consistent with its document?
+
+    ``path`` is one ``summedits_DOMAIN.json`` file or the folder holding them
+    (every domain, in file-name order). ``label`` ``"1"`` (consistent) = 1,
+    ``"0"`` = 0. The document is the evidence and the summary the response;
+    the domain is the ``group``; the edits of one original summary (ids
+    sharing a stem, ``STEM_og``, ``STEM_0``, ...) share ``meta["pair"]`` so
+    that they stay in one fold and one bootstrap cluster. ``domains`` keeps
+    only those domains (a comma-separated string or a list).
+    """
+    path = Path(path)
+    files = sorted(path.glob("summedits_*.json")) if path.is_dir() else [path]
+    if not files:
+        raise DataError(f"No summedits_*.json files in {str(path)!r}.", path=str(path))
+    wanted = None
+    if domains is not None:
+        wanted = {d.strip() for d in (domains.split(",") if isinstance(domains, str) else domains) if d.strip()}
+    rows = []
+    for f in files:
+        domain = f.stem.removeprefix("summedits_")
+        if wanted is not None and domain not in wanted:
+            continue
+        for line, obj in _json_lines(f):
+            rid = str(_field(obj, "id", f, line))
+            label = str(_field(obj, "label", f, line))
+            if label not in ("0", "1"):
+                raise DataError(f"{f}:{line} has label {label!r}; SummEdits labels are '0' and '1'.",
+                                path=str(f), line=line, field="label")
+            stem = rid.rsplit("_", 1)[0] if "_" in rid else rid
+            rows.append(
+                LabelledRow(
+                    id=f"summedits-{domain}-{rid}",
+                    task="fact-check",
+                    documents=[_field(obj, "doc", f, line)],
+                    response=_field(obj, "summary", f, line),
+                    label=int(label),
+                    group=domain,
+                    meta={"pair": f"summedits-{domain}-{stem}", "edit_types": obj.get("edit_types"),
+                          "summedits_split": obj.get("split")},
+                )
+            )
+    if wanted is not None and not rows:
+        raise DataError(f"No SummEdits rows for domain(s) {sorted(wanted)} in {str(path)!r}.", path=str(path))
+    return rows
+
+
 IMPORTERS: dict[str, Callable[..., list[LabelledRow]]] = {
     "wice": import_wice,
     "halueval-qa": import_halueval_qa,
     "halueval-general": import_halueval_general,
     "faithbench": import_faithbench,
     "llm-aggrefact": import_llm_aggrefact,
+    "summedits": import_summedits,
 }
 
 

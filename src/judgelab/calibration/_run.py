@@ -72,6 +72,7 @@ class ScoreRecord(BaseModel):
     prompt_tokens: int | None = None
     threshold: float | None = None
     evaluator: str | None = None
+    label_mass: float | None = None
     error: str | None = None
     row_hash: str | None = None
     evaluator_hash: str | None = None
@@ -250,6 +251,7 @@ def _record(
         prompt_tokens=detail.prompt_tokens if detail else None,
         threshold=detail.threshold if detail else None,
         evaluator=type(evaluator).__name__,
+        label_mass=resp.metadata.get("label_mass") if resp is not None else None,
         error=error,
         row_hash=row_hash(row),
         evaluator_hash=identity.evaluator_hash if identity is not None else None,

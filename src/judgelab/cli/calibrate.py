@@ -37,6 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", default="runs/calibrate", help="output folder (default runs/calibrate); reruns resume")
+    from judgelab.cli.stress import add_stress_options
+
+    p.add_argument("--stress", action="store_true", help="also run the stress tests (see 'judgelab stress')")
+    add_stress_options(p)
     p.set_defaults(func=run)
 
 
@@ -65,6 +69,11 @@ class _ModelLoader:
 
 def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import calibrate
+
+    if getattr(args, "stress", False):
+        from judgelab.cli.stress import run as run_stress
+
+        return run_stress(args)
 
     options = {"backend": args.backend}
     if args.threads:

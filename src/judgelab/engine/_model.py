@@ -33,6 +33,8 @@ class Judgment:
     probabilities: dict[str, float]
     prompt_tokens: int = 0
     logprobs: dict[str, float] = field(default_factory=dict)
+    label_mass: float | None = None
+    """Share of the full next-token distribution on the label tokens (``JudgeModel.label_mass``)."""
 
 
 class JudgeModel:
@@ -52,6 +54,9 @@ class JudgeModel:
         self._label_cache: dict[tuple[str, ...], ResolvedLabels] = {}
         self._lock = threading.RLock()
         self.stats = {"judgments": 0, "prompt_tokens": 0}
+        #: When true, judgments read the full output layer and report ``Judgment.label_mass``
+        #: (opt-in: it costs the full-vocabulary logits of every prompt).
+        self.label_mass = False
         # Evaluators tokenize a prompt several times (to size chunks, then to
         # judge it) and a document once per claim: each is tokenised once.
         self._token_cache = TokenCache()
@@ -230,6 +235,8 @@ class JudgeModel:
         for i, p in enumerate(prompts):
             self.check_prompt(p, what="prompt" if len(prompts) == 1 else f"prompt #{i}")
         token_lists = [self.tokenize(p) for p in prompts]
+        if self.label_mass:
+            return self._judge_with_mass(resolved, token_lists)
         logits = self.backend.label_logits(token_lists, resolved.token_ids)
         with self._lock:
             self.stats["judgments"] += len(prompts)
@@ -237,6 +244,21 @@ class JudgeModel:
         return [
             _judgment(resolved, row, len(toks)) for row, toks in zip(logits, token_lists)
         ]
+
+    def _judge_with_mass(self, resolved: ResolvedLabels, token_lists: list[tuple[int, ...]]) -> list[Judgment]:
+        """``judge_many`` from the full output layer, with the labels' share of it."""
+        ids = np.asarray(resolved.token_ids)
+        out = []
+        for toks in token_lists:
+            full = np.asarray(self.backend.next_logits(toks), dtype=np.float64)
+            top = float(np.max(full))
+            mass = float(np.exp(full[ids] - top).sum() / np.exp(full - top).sum())
+            j = _judgment(resolved, full[ids], len(toks))
+            out.append(Judgment(j.label, j.probability, j.probabilities, j.prompt_tokens, j.logprobs, mass))
+        with self._lock:
+            self.stats["judgments"] += len(token_lists)
+            self.stats["prompt_tokens"] += sum(len(t) for t in token_lists)
+        return out
 
     def judge(self, prompt: str, labels: Sequence[str]) -> Judgment:
         """The ``Judgment`` of one prompt."""

@@ -22,6 +22,7 @@ from judgelab.evaluators._verdict import Finding, Outcome, Verdict
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
 from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
+from judgelab.evaluators._fence import FENCED_FACT_CHECK_TEMPLATE, FENCED_RELEVANCY_TEMPLATE, fenced
 from judgelab.evaluators.fact_checking import (
     BESPOKE_FACT_CHECK_TEMPLATE,
     DEFAULT_FACT_CHECK_TEMPLATE,
@@ -50,6 +51,8 @@ __all__ = [
     "EvaluationResponse",
     "Evaluator",
     "EvaluatorIdentity",
+    "FENCED_FACT_CHECK_TEMPLATE",
+    "FENCED_RELEVANCY_TEMPLATE",
     "FactCheckingEvaluator",
     "Finding",
     "JudgmentDetail",
@@ -71,6 +74,7 @@ __all__ = [
     "evaluate_many",
     "evaluator_identity",
     "judgment_detail",
+    "fenced",
     "make_state",
     "request_state",
     "verdict_score",

@@ -263,4 +263,6 @@ class YesNoEvaluator(BaseEvaluator):
         if decision is not None:
             metadata.update(decision=decision, alpha=self.policy.alpha, n=self.policy.n,
                             policy=self.policy.summary())
+        if getattr(judgments[best], "label_mass", None) is not None:
+            metadata["label_mass"] = judgments[best].label_mass
         return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

@@ -1,0 +1,71 @@
+"""``judgelab stress``: calibrate a judge, then measure what moves it (attacks, perturbations, consistency)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_stress_options(p: argparse.ArgumentParser) -> None:
+    """The stress options shared by ``judgelab stress`` and ``judgelab calibrate --stress``."""
+    p.add_argument("--evaluator", help="fact-checking, relevancy, bespoke-minicheck, NAME+fenced or module:callable "
+                   "(default: the task's evaluator)")
+    p.add_argument("--attacks", help="comma-separated perturbations: keys (inject-ignore@end), names (both "
+                   "positions), families ('fake verdict', benign) or 'all'; default: a small set of each family")
+    p.add_argument("--consistency", default="noul,choice,paraphrase",
+                   help="comma-separated consistency checks: noul, choice, paraphrase, or 'none' (default: all three)")
+    p.add_argument("--fence", action="store_true", help="also measure the fenced template on the same rows (before/after)")
+    p.add_argument("--label-mass", action="store_true",
+                   help="also measure the labels' share of the next-token probability (reads the full output layer)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "stress",
+        help="stress a judge on a labelled set: injection, fake verdicts, spoofing, consistency, with intervals",
+        description="Calibrate a judge on a labelled set (as 'judgelab calibrate'), then judge perturbed copies of "
+        "the same rows with the same evaluator and threshold, and add a Robustness section to the report. "
+        "Resumable; a finished run is re-analysed without the model.",
+    )
+    p.add_argument("--model", default="gemma-3-270m", help="model id, spec .toml or .gguf path (default gemma-3-270m)")
+    p.add_argument("--set", dest="set", metavar="FILE|KIND:PATH",
+                   help="labelled JSONL file or KIND:PATH to import (e.g. summedits:DIR, wice:FILE); default: the starter set")
+    p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")
+    p.add_argument("--threshold-strategy", default="balanced_accuracy", help="as for calibrate (default balanced_accuracy)")
+    p.add_argument("--calibrator", default="platt", choices=("temperature", "platt", "isotonic"), help="as for calibrate")
+    p.add_argument("--limit", type=int, help="stress at most this many rows per task")
+    p.add_argument("--batch-size", type=int, default=8, help="rows per evaluate_many call (default 8)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the perturbations, folds and bootstrap (default 0)")
+    p.add_argument("--threads", type=int, help="CPU threads for the model")
+    p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
+    p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", default="runs/stress", help="output folder (default runs/stress); reruns resume")
+    add_stress_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``stress`` from ``judgelab stress`` or ``judgelab calibrate --stress`` arguments."""
+    from judgelab.calibration import stress
+
+    options = {"backend": args.backend}
+    if args.threads:
+        options["n_threads"] = args.threads
+    checks = [] if args.consistency.strip() == "none" else [c.strip() for c in args.consistency.split(",") if c.strip()]
+    result = stress(
+        args.model, args.set, args.out,
+        evaluator=args.evaluator, attacks=args.attacks, consistency=checks, fence=args.fence,
+        label_mass=args.label_mass, task=args.task, limit=args.limit,
+        threshold_strategy=args.threshold_strategy, calibrator=args.calibrator, batch_size=args.batch_size,
+        n_resamples=args.resamples, seed=args.seed, progress=not args.no_progress, figures=not args.no_plots,
+        model_options=options,
+    )
+    for task, a in result.calibration.analyses.items():
+        print(f"{task}: {a.headline()}")
+    for task, s in result.tasks.items():
+        print(f"{task} robustness: {s.headline()}")
+        if s.fence is not None:
+            print(f"  fenced template: {s.fence.verdict()}")
+    print(f"report: {result.files['report_html']}")
+    return 0
