@@ -271,6 +271,10 @@ class RayExecutor:
             while pending or any(kind == "block" for kind, *_ in waiting.values()):
                 for slot in sorted(slots, key=lambda s: s.in_flight):
                     while slot.ready and not slot.dead and slot.in_flight < self.blocks_in_flight and pending:
+                        # a second block only when every other replica (ready or still loading) can get a first
+                        idle = sum(1 for s in slots if s is not slot and not s.dead and s.in_flight == 0)
+                        if slot.in_flight and len(pending) <= idle:
+                            break
                         block = next_block(slot)
                         if block is None:
                             break
