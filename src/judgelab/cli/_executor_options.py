@@ -8,6 +8,8 @@ Any scoring command (``calibrate``, ``stress``) adds them with
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 from judgelab.errors import JudgelabError
@@ -29,6 +31,8 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--replica-threads", type=int, default=1, help="CPU threads per replica (default 1)")
     group.add_argument("--gpus-per-replica", type=float, default=0.0,
                        help="GPUs per replica; > 0 offloads the model to the GPU (default 0)")
+    group.add_argument("--ray-runtime-env", metavar="JSON|FILE",
+                       help="Ray runtime_env for the replicas, e.g. '{\"pip\": [\"judgelab[ray]\"]}' or a JSON file")
     group.add_argument("--block-size", type=int, default=32,
                        help="rows per block sent to a replica; rows of one document stay together (default 32)")
 
@@ -36,7 +40,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 def executor_from_args(args: argparse.Namespace) -> Any | None:
     """The executor the options ask for: a ``RayExecutor``, or ``None`` (this process)."""
     if getattr(args, "ray", None) is None:
-        for flag, default in (("replicas", 2), ("replica_threads", 1), ("gpus_per_replica", 0.0), ("block_size", 32)):
+        for flag, default in (("replicas", 2), ("replica_threads", 1), ("gpus_per_replica", 0.0), ("block_size", 32), ("ray_runtime_env", None)):
             if getattr(args, flag, default) != default:
                 raise JudgelabError(f"--{flag.replace('_', '-')} needs --ray (scoring in this process has no replicas).")
         return None
@@ -44,11 +48,25 @@ def executor_from_args(args: argparse.Namespace) -> Any | None:
 
     return RayExecutor(
         address=args.ray,
+        runtime_env=_runtime_env(getattr(args, "ray_runtime_env", None)),
         replicas=args.replicas,
         replica_threads=args.replica_threads,
         gpus_per_replica=args.gpus_per_replica,
         block_size=args.block_size,
     )
+
+
+def _runtime_env(value: str | None) -> dict[str, Any] | None:
+    if not value:
+        return None
+    text = Path(value).read_text(encoding="utf-8") if not value.lstrip().startswith("{") else value
+    try:
+        env = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JudgelabError(f"--ray-runtime-env is not a JSON object ({exc.msg} at column {exc.colno}): {value!r}.") from exc
+    if not isinstance(env, dict):
+        raise JudgelabError(f"--ray-runtime-env must be a JSON object, got {type(env).__name__}.")
+    return env
 
 
 def print_executor_report(executor: Any | None) -> None:
