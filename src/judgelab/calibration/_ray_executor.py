@@ -198,12 +198,24 @@ class RayExecutor:
             ray.init(address=self.address, **options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ExecutorError(
-                f"Cannot connect to the Ray cluster at {self.address or 'RAY_ADDRESS'}: {exc}. Start one with "
+                f"Cannot connect to the Ray cluster at {self.address or 'RAY_ADDRESS'}: {str(exc).rstrip('.')}. Start one with "
                 "'ray start --head', pass its address (HOST:PORT), or use 'local' to start one in this process.",
                 executor="ray",
             ) from exc
         logger.info("connected to Ray: %s", ray.get_runtime_context().gcs_address)
         return True
+
+    def _check_resources(self, ray: Any) -> None:
+        """Warn when no node of the cluster as it is now can hold one replica (its actors would wait)."""
+        total = ray.cluster_resources()
+        short = [f"{need:g} {name}" for name, need in (("CPU", self.replica_threads), ("GPU", self.gpus_per_replica))
+                 if need and total.get(name, 0) < need]
+        if short:
+            logger.warning(
+                "The Ray cluster has %s; one replica needs %s. The replicas wait until an autoscaler adds "
+                "nodes; lower --replica-threads / --gpus-per-replica if none will come.",
+                ", ".join(f"{total.get(k, 0):g} {k}" for k in ("CPU", "GPU")), " and ".join(short),
+            )
 
     # -- the run ---------------------------------------------------------------
 
@@ -223,6 +235,7 @@ class RayExecutor:
             source, EvaluatorFactory) else source
         blocks = plan_blocks(rows, block_size=self.block_size, key=self.block_key)
         started = self._connect(ray)
+        self._check_resources(ray)
         t0 = time.perf_counter()
         actor_cls = ray.remote(_Replica).options(
             num_cpus=self.replica_threads, num_gpus=self.gpus_per_replica, max_restarts=0, max_task_retries=0
@@ -258,7 +271,8 @@ class RayExecutor:
             start(slot)
 
         def next_block(slot: _Slot) -> Block | None:
-            others = any(s is not slot and not s.dead for s in slots)
+            # a block lost with this replica goes elsewhere, unless no other replica is up to take it
+            others = any(s is not slot and s.ready and not s.dead for s in slots)
             for i, block in enumerate(pending):
                 if slot.index not in avoid.get(block.index, ()) or not others:
                     del pending[i]
