@@ -202,7 +202,7 @@ class RayExecutor:
                 "'ray start --head', pass its address (HOST:PORT), or use 'local' to start one in this process.",
                 executor="ray",
             ) from exc
-        logger.info("connected to Ray: %s", ray.get_runtime_context().gcs_address)
+        logger.info("connected to Ray (%s)", self.address or "default address")
         return True
 
     def _check_resources(self, ray: Any) -> None:
