@@ -17,7 +17,8 @@ so that callers (the server, the CLI) can build their own messages.
     ├── DataError                 a labelled-set row or a run file is malformed
     ├── ParameterError            a parameter value is out of range (also ValueError)
     ├── ParameterTypeError        a parameter of the wrong type (also TypeError)
-    └── PolicyMismatchError       a decision policy was calibrated for another judge
+    ├── PolicyMismatchError       a decision policy was calibrated for another judge
+    └── ExecutorError             an executor (Ray) is missing or lost its replicas
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "ParameterTypeError",
     "check_parameter",
     "PolicyMismatchError",
+    "ExecutorError",
 ]
 
 
@@ -159,3 +161,15 @@ class PolicyMismatchError(JudgelabError):
         super().__init__(message)
         self.expected = expected
         self.actual = actual
+
+
+class ExecutorError(JudgelabError):
+    """A run's executor cannot run: its extra is missing, or its replicas fail.
+
+    ``extra`` names the pip extra to install when that is the fix.
+    """
+
+    def __init__(self, message: str, *, executor: str, extra: str | None = None) -> None:
+        super().__init__(message)
+        self.executor = executor
+        self.extra = extra

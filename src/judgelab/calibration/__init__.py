@@ -25,6 +25,15 @@ from judgelab.calibration._calibrators import (
 )
 from judgelab.calibration._compare import Comparison, compare_runs, mcnemar_test
 from judgelab.calibration._criteria_thresholds import criteria_thresholds, write_criteria_thresholds
+from judgelab.calibration._executor import (
+    BlockReport,
+    ExecutionReport,
+    Executor,
+    LocalExecutor,
+    ReplicaReport,
+    plan_blocks,
+)
+from judgelab.calibration._factory import EvaluatorFactory
 from judgelab.calibration._importers import (
     IMPORTERS,
     import_faithbench,
@@ -46,6 +55,7 @@ from judgelab.calibration._gate import GateResult, gate
 from judgelab.calibration._policy import Policy, fit_policy, heldout_policy, load_policy
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, write_rows
+from judgelab.calibration._ray_executor import RayExecutor  # imports ray only when it runs
 from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, row_hash, run
 from judgelab.calibration._selfpref import SelfPreference, is_self_generator, self_preference
 from judgelab.calibration._suite import (
@@ -81,22 +91,29 @@ __all__ = [
     "stress",
     "AbstainBand",
     "Analysis",
+    "BlockReport",
     "CALIBRATORS",
     "CalibrationResult",
     "Calibrator",
     "Comparison",
     "DEFAULT_EVALUATORS",
     "DegenerateMetricWarning",
+    "EvaluatorFactory",
+    "ExecutionReport",
+    "Executor",
     "GateResult",
     "IMPORTERS",
     "Interval",
     "IsotonicCalibrator",
     "LabelledRow",
     "LabelledSet",
+    "LocalExecutor",
     "NotFittedError",
     "PassRateEstimate",
     "Policy",
     "PlattCalibrator",
+    "RayExecutor",
+    "ReplicaReport",
     "ResumePlan",
     "ScoreRecord",
     "SelfPreference",
@@ -132,6 +149,7 @@ __all__ = [
     "make_calibrator",
     "mcnemar_test",
     "parse_strategy",
+    "plan_blocks",
     "plan_resume",
     "ppi_mean_interval",
     "read_scores",

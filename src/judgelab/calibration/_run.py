@@ -9,13 +9,14 @@ import math
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from judgelab.calibration._factory import is_factory
 from judgelab.calibration._rows import LabelledRow
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
@@ -26,6 +27,9 @@ from judgelab.evaluators import (
     evaluator_identity,
     judgment_detail,
 )
+
+if TYPE_CHECKING:
+    from judgelab.calibration._executor import Executor
 
 __all__ = ["ResumePlan", "ScoreRecord", "plan_resume", "read_scores", "row_hash", "run"]
 
@@ -317,18 +321,19 @@ def _progress(total: int, initial: int, enabled: bool):
 
 
 def run(
-    evaluator: Evaluator,
+    evaluator: Evaluator | Callable[[], Evaluator],
     rows: Iterable[LabelledRow],
     *,
     out: str | Path,
     batch_size: int = 8,
     progress: bool = True,
+    executor: Executor | None = None,
 ) -> list[ScoreRecord]:
     """Score rows with an evaluator, writing one JSONL record per row as it is scored.
 
     Rerunning with the same ``out`` skips rows already scored, so a killed or
     interrupted run resumes where it stopped; a kill loses at most the batch
-    in flight (each record is flushed and fsynced when written). A saved
+    in flight (each batch's records are flushed and fsynced together). A saved
     record is reused only when its row's content, the model spec and the
     evaluator configuration are unchanged (``plan_resume``, checked before
     anything is scored): changed rows are rescored (their stale records are
@@ -340,7 +345,9 @@ def run(
     Parameters
     ----------
     evaluator
-        Any ``Evaluator``.
+        Any ``Evaluator``, or a picklable zero-argument callable that builds
+        one (``EvaluatorFactory``), which a distributed executor needs: each
+        replica builds its own evaluator from it.
     rows
         The labelled rows (ids must be unique).
     out
@@ -351,6 +358,12 @@ def run(
         ``error`` set and no score.
     progress
         Show a tqdm progress bar (rate and ETA) on stderr.
+    executor
+        Where rows are scored: ``LocalExecutor()`` (the default, this
+        process) or ``RayExecutor(...)`` (a Ray cluster). Records come back
+        to this process and are written here either way, so the file, the
+        resume and the analysis are the same. After the run,
+        ``executor.report`` says what each replica did.
 
     Returns
     -------
@@ -368,7 +381,9 @@ def run(
     rows = list(rows)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    identity = evaluator_identity(evaluator)
+    # a factory's identity is known where it builds its evaluator (each record carries it); a built
+    # evaluator's is checked against the saved records before anything is scored
+    identity = None if is_factory(evaluator) else evaluator_identity(evaluator)
     existing = read_scores(out, repair=True) if out.exists() else []
     plan = plan_resume(existing, rows, identity=identity, path=out)
     todo = plan.todo
@@ -378,21 +393,31 @@ def run(
     if existing:
         logger.info("resuming %s: %d of %d rows already scored", out, len(plan.reuse), len(rows))
     hashes = {r.spec_hash for r in plan.reuse.values() if r.spec_hash}
+    if executor is None:
+        from judgelab.calibration._executor import LocalExecutor  # the executors import this module
+
+        executor = LocalExecutor()
     bar = _progress(len(rows), len(rows) - len(todo), progress)
+    chunks = executor.execute(evaluator, todo, batch_size=batch_size) if todo else iter(())
     try:
         with out.open("a", encoding="utf-8") as fh:
-            for start in range(0, len(todo), batch_size):
-                batch = todo[start : start + batch_size]
-                for rec in _score_batch(evaluator, batch, identity):
+            for records in chunks:
+                for rec in records:
                     _check_same_model(rec, hashes, out)
-                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                    fh.flush()
-                    os.fsync(fh.fileno())
+                # one write and one fsync per batch or block: a kill loses at most what is in flight
+                fh.write("".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records))
+                fh.flush()
+                os.fsync(fh.fileno())
                 if bar is not None:
-                    bar.update(len(batch))
+                    bar.update(len(records))
     finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # stops the executor's work (a generator's finally frees replicas and models)
         if bar is not None:
             bar.close()
+    if executor.report is not None and todo:
+        logger.info("%s", executor.report.summary())
     by_id = {r.id: r for r in read_scores(out)}
     # Labels, splits and groups always come from the rows (the set file), never
     # from a saved record; the row hash guarantees they agree. Records resumed

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.calibration._analysis import Analysis, analyze
+from judgelab.calibration._executor import Executor, LocalExecutor
+from judgelab.calibration._factory import EvaluatorFactory
 from judgelab.calibration._importers import IMPORTERS, import_set
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, load_rows
@@ -325,6 +327,7 @@ def calibrate(
     progress: bool = True,
     figures: bool = True,
     model_options: Mapping[str, Any] | None = None,
+    executor: Executor | None = None,
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
@@ -370,6 +373,12 @@ def calibrate(
         and plots.
     model_options
         Extra keyword arguments for ``load_model`` (e.g. ``n_threads``).
+    executor
+        Where rows are scored (see ``run``); default this process. With a
+        distributed executor (``RayExecutor``) no model is loaded here: each
+        replica builds its evaluator from an ``EvaluatorFactory`` of
+        ``model`` (then a model id or path), ``backend`` and
+        ``model_options``.
 
     Returns
     -------
@@ -391,7 +400,8 @@ def calibrate(
         for t, rs in by_task.items()
     }
     try:
-        records = _score_pending(by_task, plans, judge, evaluators, scores_path, batch_size=batch_size, progress=progress)
+        records = _score_pending(by_task, plans, judge, evaluators, scores_path, batch_size=batch_size, progress=progress,
+                                 executor=executor)
     finally:
         judge.close()
     if self_generators is None:
@@ -447,21 +457,44 @@ def _score_pending(
     *,
     batch_size: int,
     progress: bool,
+    executor: Executor | None = None,
 ) -> list[ScoreRecord]:
     """Every row's record: reused when its plan says so, else scored (loading the judge only then)."""
     pending = [t for t, p in plans.items() if p.todo]
-    if any(t not in evaluators for t in pending):
+    sources: dict[str, Any] = dict(evaluators)
+    if executor is not None and not isinstance(executor, LocalExecutor):
+        # a distributed executor: each replica loads the model, this process never does
+        sources.update(_factories(judge.given, [t for t in pending if t not in evaluators], judge.options))
+    elif any(t not in evaluators for t in pending):
         factory = _default_evaluator_factory(judge.load())
         for t in pending:
-            evaluators.setdefault(t, factory(t))
+            sources.setdefault(t, factory(t))
     records: list[ScoreRecord] = []
     for t, rs in by_task.items():
         if t not in pending:
             records += [plans[t].reuse[r.id] for r in rs]
             continue
-        logger.info("scoring %d %s rows with %s", len(rs), t, type(evaluators[t]).__name__)
-        records += run(evaluators[t], rs, out=scores_path, batch_size=batch_size, progress=progress)
+        logger.info("scoring %d %s rows with %s", len(rs), t, type(sources[t]).__name__)
+        records += run(sources[t], rs, out=scores_path, batch_size=batch_size, progress=progress, executor=executor)
     return records
+
+
+def _factories(model: Any, tasks: Sequence[str], model_options: Mapping[str, Any] | None) -> dict[str, EvaluatorFactory]:
+    """Evaluator factories for a distributed executor: the model travels as its id, never loaded."""
+    if not isinstance(model, (str, Path)):
+        raise JudgelabError(
+            "A distributed executor builds the model on each replica, so calibrate() needs the model as a "
+            f"spec id or path, not a loaded {type(model).__name__}."
+        )
+    options = dict(model_options or {})
+    backend = str(options.pop("backend", "llama_cpp"))
+    for t in tasks:
+        if t not in DEFAULT_EVALUATORS:
+            raise JudgelabError(
+                f"calibrate cannot build an evaluator for task {t!r} from a model yet; "
+                "score those rows with run(your_evaluator_factory, rows, out=..., executor=...)."
+            )
+    return {t: EvaluatorFactory(str(model), t, backend=backend, model_options=options) for t in tasks}
 
 
 def _run_meta(

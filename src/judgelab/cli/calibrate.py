@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from judgelab.cli._options import open_unit, positive_int, threshold_strategy
+from judgelab.cli._executor_options import add_executor_arguments, executor_from_args, print_executor_report
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p.add_argument("--stress", action="store_true", help="also run the stress tests (see 'judgelab stress')")
     add_stress_options(p)
+    add_executor_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -81,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
     patterns = None
     if args.self_generators is not None:
         patterns = tuple(p.strip() for p in args.self_generators.split(",") if p.strip())
+    executor = executor_from_args(args)
     result = calibrate(
-        _ModelLoader(args.model, options),
+        # on Ray each replica loads the model from its id; here it is loaded only if rows must be scored
+        args.model if executor is not None else _ModelLoader(args.model, options),
         args.set,
         args.out,
         task=args.task,
@@ -97,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=not args.no_progress,
         figures=not args.no_plots,
+        model_options=options if executor is not None else None,
+        executor=executor,
     )
+    print_executor_report(executor)
     for task, a in result.analyses.items():
         print(f"{task}: {a.headline()}")
         for warning in a.warnings():
