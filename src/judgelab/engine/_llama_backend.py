@@ -36,7 +36,7 @@ from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_logs import route_llama_logs
 from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
-from judgelab.engine._special import Control, fragments, split_at_controls
+from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
 __all__ = ["LlamaCppConfig", "LlamaCppBackend", "gpu_settings"]
@@ -237,7 +237,7 @@ class LlamaCppBackend:
         self._pad_pos = 0  # next position of the padding sequence
         self._metadata = self._model.metadata()
         self.tokens_evaluated = 0  # prompt tokens actually decoded (for stats and tests)
-        self._splits: dict[str, list] = {}  # template pieces cut at their control tokens
+        self._template_split = TemplateSplitter(self._split_controls)  # template pieces cut at their control tokens
 
     # -- model facts -------------------------------------------------------
 
@@ -264,15 +264,6 @@ class LlamaCppBackend:
             if self._ll.llama_vocab_get_add_eos(vocab):
                 ids.append(self._model.token_eos())
         return ids
-
-    def _template_split(self, text: str) -> list[str | Control]:
-        """``_split_controls``, cached: templates have few distinct pieces."""
-        found = self._splits.get(text)
-        if found is None:
-            found = self._split_controls(text)
-            if len(self._splits) < 512:
-                self._splits[text] = found
-        return list(found)
 
     def _split_controls(self, text: str) -> list[str | Control]:
         tokens = self.tokenize(text, add_bos=False, special=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Control", "fragments", "split_at_controls"]
+__all__ = ["Control", "TemplateSplitter", "fragments", "split_at_controls"]
 
 # what llama.cpp's lstrip/rstrip token attributes strip (C isspace)
 _WHITESPACE = " \t\n\v\f\r"
@@ -63,6 +63,28 @@ def split_at_controls(
         pos = at + len(marker)
     out.append(text[pos:])
     return out
+
+
+class TemplateSplitter:
+    """A backend's ``split`` for :func:`fragments`, cached: templates have few distinct pieces.
+
+    ``split_controls(text)`` cuts one template piece at its control tokens
+    (the backend tokenises it with special parsing on); at most ``max_entries``
+    pieces are remembered.
+    """
+
+    def __init__(self, split_controls: Callable[[str], list[str | Control]], *, max_entries: int = 512) -> None:
+        self._split_controls = split_controls
+        self._max_entries = max_entries
+        self._cache: dict[str, list[str | Control]] = {}
+
+    def __call__(self, text: str) -> list[str | Control]:
+        found = self._cache.get(text)
+        if found is None:
+            found = self._split_controls(text)
+            if len(self._cache) < self._max_entries:
+                self._cache[text] = found
+        return list(found)
 
 
 def fragments(

@@ -32,7 +32,7 @@ import numpy as np
 
 from judgelab.engine._backend import BackendFacts
 from judgelab.engine._schedule import prefix_groups
-from judgelab.engine._special import Control, fragments, split_at_controls
+from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
 __all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
@@ -260,7 +260,7 @@ class TransformersBackend:
         self._pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
         self._eog = self._end_of_generation_ids()
         self._controls = self._control_tokens()
-        self._splits: dict[str, list] = {}  # template pieces cut at their control tokens
+        self._template_split = TemplateSplitter(self._split_controls)  # template pieces cut at their control tokens
         self._eos_text = self._pick_eos_text()
 
         if config.batch_size == "auto":
@@ -345,15 +345,6 @@ class TransformersBackend:
         if add_bos and self._add_bos:
             ids.insert(0, self._bos_id)
         return ids
-
-    def _template_split(self, text: str) -> list[str | Control]:
-        """``_split_controls``, cached: templates have few distinct pieces."""
-        found = self._splits.get(text)
-        if found is None:
-            found = self._split_controls(text)
-            if len(self._splits) < 512:
-                self._splits[text] = found
-        return list(found)
 
     def _split_controls(self, text: str) -> list[str | Control]:
         tokens = self.tokenize(text, add_bos=False)
