@@ -180,7 +180,8 @@ def _append_deployments(out: Path, deployments: Mapping[str, Any], figures: bool
     report_html.write_text(doc, encoding="utf-8")
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     for t, dep in deployments.items():
-        metrics["tasks"].setdefault(t, {})["policy"] = dep.policy.model_dump()
+        # the creation time lives in policy.json: metrics.json stays identical on a rerun
+        metrics["tasks"].setdefault(t, {})["policy"] = dep.policy.model_dump(exclude={"created"})
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
 
 
