@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from judgelab.errors import DataError
+from judgelab.cli._runs import load_run
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,34 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _load(run: str, task: str | None):
-    from judgelab.calibration import read_scores
-
-    path = Path(run)
-    scores = path / "scores.jsonl" if path.is_dir() else path
-    if not scores.exists():
-        raise DataError(f"No scores.jsonl at {run}; pass a calibrate output folder or a scores file.", path=str(scores))
-    records = read_scores(scores)
-    if task:
-        records = [r for r in records if r.task == task]
-    tasks = sorted({r.task for r in records})
-    if len(tasks) != 1:
-        raise DataError(f"{run} holds tasks {tasks}; choose one with --task.", path=str(scores))
-    threshold = 0.5
-    metrics = scores.parent / "metrics.json"
-    if metrics.exists():
-        try:
-            threshold = json.loads(metrics.read_text())["tasks"][tasks[0]]["threshold"]["value"]
-        except (KeyError, ValueError, TypeError):
-            pass
-    return records, threshold
-
-
 def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import compare_runs
 
-    a, ta = _load(args.run_a, args.task)
-    b, tb = _load(args.run_b, args.task)
+    a, _, ta, _ = load_run(args.run_a, args.task)
+    b, _, tb, _ = load_run(args.run_b, args.task)
     c = compare_runs(a, b, threshold_a=ta, threshold_b=tb, n_resamples=args.resamples, seed=args.seed)
     if args.json:
         print(json.dumps(c.to_dict(), indent=2))
