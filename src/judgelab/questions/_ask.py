@@ -33,7 +33,16 @@ from judgelab.questions._types import (
     ScoreAnswer,
 )
 
-__all__ = ["QuestionModel", "PreparedQuestion", "prepare", "ask", "ask_all"]
+__all__ = [
+    "QuestionModel",
+    "PreparedQuestion",
+    "PromptAnswer",
+    "ask_prompts",
+    "expected_level",
+    "prepare",
+    "ask",
+    "ask_all",
+]
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +101,8 @@ def prepare(
     )
 
 
-def _read_noul(probabilities: Mapping[str, float], prompt_tokens: int) -> NoulAnswer:
-    return NoulAnswer(probability=float(probabilities["Yes"]), prompt_tokens=prompt_tokens)
+def _read_noul(probabilities: Mapping[str, float], prompt_tokens: int, yes: str = "Yes") -> NoulAnswer:
+    return NoulAnswer(probability=float(probabilities[yes]), prompt_tokens=prompt_tokens)
 
 
 def _choice_reader(choice: Choice, words: tuple[str, ...]) -> Callable[[Mapping[str, float], int], ChoiceAnswer]:
@@ -105,11 +114,93 @@ def _choice_reader(choice: Choice, words: tuple[str, ...]) -> Callable[[Mapping[
     return read
 
 
-def _read_score(probabilities: Mapping[str, float], prompt_tokens: int) -> ScoreAnswer:
-    probs = tuple(float(probabilities[str(i)]) for i in range(len(probabilities)))
-    expected = float(sum(i * p for i, p in enumerate(probs)))
+def expected_level(probabilities: Sequence[float], values: Sequence[int] | None = None) -> float:
+    """``sum(value_i * p_i)``: the expected level of a distribution over ordered levels.
+
+    ``values`` are the levels' values (``0 .. n-1`` when omitted; a rubric
+    scored 1..5 passes ``(1, 2, 3, 4, 5)``).
+    """
+    if values is None:
+        values = range(len(probabilities))
+    return float(sum(v * p for v, p in zip(values, probabilities)))
+
+
+def _read_score(
+    probabilities: Mapping[str, float], prompt_tokens: int, values: Sequence[int] | None = None
+) -> ScoreAnswer:
+    if values is None:
+        values = range(len(probabilities))
+    probs = tuple(float(probabilities[str(v)]) for v in values)
     level = max(range(len(probs)), key=probs.__getitem__)
-    return ScoreAnswer(probs, expected, level, prompt_tokens)
+    return ScoreAnswer(probs, expected_level(probs, values), level, prompt_tokens)
+
+
+@dataclass(frozen=True)
+class PromptAnswer:
+    """The answer to a closed question asked over an already rendered prompt.
+
+    ``answer`` is the typed answer (``NoulAnswer`` or ``ScoreAnswer``);
+    ``probabilities`` is the distribution by label word as the engine read
+    it; ``label_mass`` is the engine's label mass when it measures it.
+    """
+
+    answer: NoulAnswer | ScoreAnswer
+    probabilities: Mapping[str, float]
+    label_mass: float | None = None
+
+
+def ask_prompts(
+    model: QuestionModel,
+    prompts: Sequence[str],
+    labels: Sequence[str] = YES_NO,
+    *,
+    levels: Sequence[int] | None = None,
+) -> list[PromptAnswer]:
+    """Ask one closed question per already rendered prompt, in one engine call.
+
+    For evaluators whose prompts are their own templates (rendered with
+    ``model.render``; the engine's ``Prompt`` objects are passed through
+    untouched, so control-token safety holds).
+
+    Parameters
+    ----------
+    model
+        The judge model.
+    prompts
+        Rendered prompts, each up to where the answer starts.
+    labels
+        Without ``levels``: the yes word and the no word (``("Yes", "No")``);
+        the answer is a ``NoulAnswer`` with P(yes word).
+    levels
+        The values of an ordered scale whose label words are ``str(value)``
+        (``labels`` is then ignored); the answer is a ``ScoreAnswer`` whose
+        ``expected`` is ``sum(value * p)``.
+
+    Raises
+    ------
+    QuestionError
+        When ``labels`` is not a pair of words for a yes/no question.
+    ContextLengthError, LabelError
+        From the engine, when a prompt does not fit or the labels cannot be read.
+    """
+    if levels is not None:
+        values = tuple(levels)
+        words = tuple(str(v) for v in values)
+        judgments = model.judge_many(prompts, words)
+        return [
+            PromptAnswer(_read_score(j.probabilities, getattr(j, "prompt_tokens", 0), values), j.probabilities,
+                         getattr(j, "label_mass", None))
+            for j in judgments
+        ]
+    words = tuple(labels)
+    if len(words) != 2:
+        raise QuestionError(f"A yes/no question reads two label words (yes, no), got {list(words)}.")
+    judgments = model.judge_many(prompts, words)
+    return [
+        PromptAnswer(_read_noul(j.probabilities, getattr(j, "prompt_tokens", 0), words[0]), j.probabilities,
+                     getattr(j, "label_mass", None))
+        for j in judgments
+    ]
 
 
 def ask(
