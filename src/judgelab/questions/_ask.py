@@ -234,44 +234,82 @@ def ask_all(
 ) -> list[Answer | JudgelabError]:
     """Answers to many ``(state, question)`` pairs, in order.
 
-    Questions that read the same label words go to the engine together. With
+    Questions that read the same label words go to the engine together,
+    except that a state asked questions with different label words has its
+    own engine calls, one after the other, so its prefix is prefilled once
+    and shared by all its questions (a batch never decodes more tokens than
+    the same states asked one ``ask_all`` each). With
     ``return_exceptions=True`` a question that cannot be answered gets its
     ``JudgelabError`` in its place and the others are still answered;
     otherwise the first such error is raised (after every question was tried).
     """
     results: list[Answer | JudgelabError | None] = [None] * len(items)
-    groups: dict[tuple[str, ...], list[tuple[int, PreparedQuestion]]] = {}
+    by_state: dict[int, list[tuple[int, PreparedQuestion]]] = {}
     for i, (state, question) in enumerate(items):
         try:
             prepared = prepare(model, state, question, system=system)
         except JudgelabError as exc:
             results[i] = exc
             continue
-        groups.setdefault(prepared.labels, []).append((i, prepared))
+        by_state.setdefault(id(state), []).append((i, prepared))
 
-    for labels, members in groups.items():
-        prompts = [p.prompt for _, p in members]
-        try:
-            judgments = model.judge_many(prompts, labels)
-        except JudgelabError as exc:
-            if len(members) == 1:
-                results[members[0][0]] = exc
-                continue
-            log.info("a batch of %d questions failed (%s); asking them one by one", len(members), exc)
-            judgments = []
-            for _, p in members:
-                try:
-                    judgments.append(model.judge_many([p.prompt], labels)[0])
-                except JudgelabError as one_exc:
-                    judgments.append(one_exc)
-        for (i, prepared), judgment in zip(members, judgments):
-            if isinstance(judgment, JudgelabError):
-                results[i] = judgment
-            else:
-                results[i] = prepared.read(judgment.probabilities, getattr(judgment, "prompt_tokens", 0))
+    for labels, members in _engine_calls(by_state.values()):
+        _answer_group(model, labels, members, results)
 
     if not return_exceptions:
         for r in results:
             if isinstance(r, JudgelabError):
                 raise r
     return results  # type: ignore[return-value]
+
+
+Member = tuple[int, PreparedQuestion]
+
+
+def _engine_calls(states: Any) -> list[tuple[tuple[str, ...], list[Member]]]:
+    """The ``judge_many`` calls for questions grouped per state (each state's list in order).
+
+    States whose questions all read one label set are batched across states,
+    one call per label set; a state with several label sets gets one call per
+    set, back to back, so the engine's cached prefix of the state is reused.
+    """
+    shared: dict[tuple[str, ...], list[Member]] = {}
+    own: list[tuple[tuple[str, ...], list[Member]]] = []
+    for members in states:
+        per_labels: dict[tuple[str, ...], list[Member]] = {}
+        for member in members:
+            per_labels.setdefault(member[1].labels, []).append(member)
+        if len(per_labels) == 1:
+            (labels, group), = per_labels.items()
+            shared.setdefault(labels, []).extend(group)
+        else:
+            own.extend(per_labels.items())
+    return list(shared.items()) + own
+
+
+def _answer_group(
+    model: QuestionModel,
+    labels: tuple[str, ...],
+    members: list[Member],
+    results: list[Any],
+) -> None:
+    """Answer one engine call's questions into ``results``; a failed batch is retried one by one."""
+    prompts = [p.prompt for _, p in members]
+    try:
+        judgments = model.judge_many(prompts, labels)
+    except JudgelabError as exc:
+        if len(members) == 1:
+            results[members[0][0]] = exc
+            return
+        log.info("a batch of %d questions failed (%s); asking them one by one", len(members), exc)
+        judgments = []
+        for _, p in members:
+            try:
+                judgments.append(model.judge_many([p.prompt], labels)[0])
+            except JudgelabError as one_exc:
+                judgments.append(one_exc)
+    for (i, prepared), judgment in zip(members, judgments):
+        if isinstance(judgment, JudgelabError):
+            results[i] = judgment
+        else:
+            results[i] = prepared.read(judgment.probabilities, getattr(judgment, "prompt_tokens", 0))
