@@ -3,9 +3,14 @@
 ``ask_all`` groups questions by the label words they are read from (every
 ``Noul`` reads Yes/No; a 5-level ``Score`` reads 0..4) and sends each group
 to the engine in one ``judge_many`` call, so questions over the same state
-share its prefix in the KV cache. When a group fails (a prompt too long for
-the context, labels the model cannot tell apart), its questions are retried
-one by one so that only the bad ones fail.
+share its prefix in the KV cache; a state asked several label sets gets its
+own calls, back to back, so its prefix is still prefilled once. When a group
+fails (a prompt too long for the context, labels the model cannot tell
+apart), its questions are retried one by one so that only the bad ones fail.
+
+``ask_prompts`` asks a yes/no or scale question over prompts an evaluator
+rendered from its own template; it reads labels and the expected level with
+the same readers as ``ask_all``.
 """
 
 from __future__ import annotations
