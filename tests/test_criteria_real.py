@@ -85,6 +85,39 @@ def test_questions_over_one_state_share_its_prefix(judge_model):
     assert evaluated < unshared - 1.5 * state_tokens, (evaluated, unshared, state_tokens)
 
 
+def test_one_ask_all_over_many_states_decodes_no_more_than_one_call_per_state(judge_model):
+    # issue 16 item 1: batching across states keeps each state's prefix shared by
+    # all its questions, so one batch is never more work than the calls one by one
+    states = [
+        {"assistant_answer": " ".join(f"Crate {s}-{i} holds {i * s + 3} bolts of size {i}." for i in range(12))}
+        for s in range(4)
+    ]
+    questions = [
+        Noul("Does `assistant_answer` mention crate 7?"),
+        Noul("Is every count in `assistant_answer` positive?"),
+        Noul("Is `assistant_answer` written in English?"),
+        TONE,
+        Score("How tidy is `assistant_answer`?", ["messy", "fair", "tidy"]),
+    ]
+    backend = judge_model.backend
+
+    def decoded(calls):
+        judge_model.reset_caches()
+        before = backend.tokens_evaluated
+        answers = [a for items in calls for a in ask_all(judge_model, items)]
+        return backend.tokens_evaluated - before, answers
+
+    batched, together = decoded([[(s, q) for s in states for q in questions]])
+    separate, one_by_one = decoded([[(s, q) for q in questions] for s in states])
+
+    assert batched <= separate, (batched, separate)
+    assert batched > 0
+    # the same answers either way
+    for a, b in zip(together, one_by_one):
+        assert type(a) is type(b)
+        assert a.prompt_tokens == b.prompt_tokens
+
+
 def test_criteria_evaluator_on_the_real_model(judge_model):
     judge = (
         CriteriaJudge.builder(judge_model)

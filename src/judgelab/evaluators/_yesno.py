@@ -22,6 +22,7 @@ from judgelab.evaluators._chunking import chunk_text
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
+from judgelab.questions import PromptAnswer, ask_prompts
 
 __all__ = ["DecisionPolicy", "ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
 
@@ -209,12 +210,12 @@ class YesNoEvaluator(BaseEvaluator):
             ps = self.prompts_for(request)
             spans.append((len(prompts), len(prompts) + len(ps)))
             prompts.extend(ps)
-        judgments = self.model.judge_many(prompts, self.labels)
-        return [self._response(judgments[a:b]) for a, b in spans]
+        answers = ask_prompts(self.model, prompts, self.labels)
+        return [self._response(answers[a:b]) for a, b in spans]
 
-    def _response(self, judgments: Sequence[Any]) -> EvaluationResponse:
+    def _response(self, answers: Sequence[PromptAnswer]) -> EvaluationResponse:
         yes, no = self.labels
-        chunk_scores = [j.probabilities[yes] for j in judgments]
+        chunk_scores = [j.answer.probability for j in answers]
         best = int(np.argmax(chunk_scores))
         raw = float(chunk_scores[best])
         score = raw
@@ -226,7 +227,7 @@ class YesNoEvaluator(BaseEvaluator):
         else:
             passed = decision == "pass" or (decision == "abstain" and self.abstain_passes)
         verdict = self.pass_word if passed else self.fail_word
-        where = f" (best of {len(judgments)} chunks: chunk {best + 1})" if len(judgments) > 1 else ""
+        where = f" (best of {len(answers)} chunks: chunk {best + 1})" if len(answers) > 1 else ""
         calibrated = f", calibrated from {raw:.3f}" if self.calibrator is not None else ""
         feedback = (
             f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
@@ -240,12 +241,12 @@ class YesNoEvaluator(BaseEvaluator):
         detail = JudgmentDetail(
             evaluator=self.name,
             raw_score=raw,
-            probabilities={yes.lower(): judgments[best].probabilities[yes], no.lower(): judgments[best].probabilities[no]},
+            probabilities={yes.lower(): answers[best].probabilities[yes], no.lower(): answers[best].probabilities[no]},
             chunks=tuple(chunk_scores),
             model=self.model.id,
             spec_hash=self.model.spec.spec_hash,
             threshold=self.threshold,
-            prompt_tokens=sum(j.prompt_tokens for j in judgments),
+            prompt_tokens=sum(j.answer.prompt_tokens for j in answers),
             calibrated=self.calibrator is not None,
         )
         metadata = {
@@ -263,6 +264,6 @@ class YesNoEvaluator(BaseEvaluator):
         if decision is not None:
             metadata.update(decision=decision, alpha=self.policy.alpha, n=self.policy.n,
                             policy=self.policy.summary())
-        if getattr(judgments[best], "label_mass", None) is not None:
-            metadata["label_mass"] = judgments[best].label_mass
+        if answers[best].label_mass is not None:
+            metadata["label_mass"] = answers[best].label_mass
         return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

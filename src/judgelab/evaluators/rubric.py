@@ -22,7 +22,7 @@ Two modes:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, QuestionError
@@ -30,6 +30,7 @@ from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import fill_template
+from judgelab.questions import PromptAnswer, ScoreAnswer, ask_prompts
 
 __all__ = ["RubricEvaluator", "RUBRIC_TEMPLATE", "RUBRIC_TEMPLATE_NO_INPUTS"]
 
@@ -144,7 +145,8 @@ class RubricEvaluator(BaseEvaluator):
         self.query_as = query_as
         self.output_as = output_as
         self.system = system
-        self.labels = tuple(str(i.score) for i in self.rubric.items)
+        self.levels = tuple(i.score for i in self.rubric.items)
+        self.labels = tuple(str(s) for s in self.levels)
 
     @classmethod
     def preset(
@@ -220,13 +222,13 @@ class RubricEvaluator(BaseEvaluator):
         else:
             feedbacks = [None] * len(bases)
             prompts = [b + "<score>" for b in bases]
-        judgments = self.model.judge_many(prompts, self.labels)
-        return [self._response(j, fb) for j, fb in zip(judgments, feedbacks)]
+        answers = ask_prompts(self.model, prompts, levels=self.levels)
+        return [self._response(a, fb) for a, fb in zip(answers, feedbacks)]
 
-    def _response(self, judgment: Any, model_feedback: str | None) -> EvaluationResponse:
-        items = self.rubric.items
-        probs = {i.score: float(judgment.probabilities[str(i.score)]) for i in items}
-        expected = sum(s * p for s, p in probs.items())
+    def _response(self, reading: PromptAnswer, model_feedback: str | None) -> EvaluationResponse:
+        answer = cast(ScoreAnswer, reading.answer)  # ask_prompts with levels= answers a ScoreAnswer
+        probs = dict(zip(self.levels, answer.probabilities))
+        expected = answer.expected
         low, high = self.rubric.low, self.rubric.high
         score = min(1.0, max(0.0, (expected - low) / (high - low)))
         passed = expected >= self.minimum
@@ -251,11 +253,11 @@ class RubricEvaluator(BaseEvaluator):
             "threshold": (self.minimum - low) / (high - low),
             "distribution": distribution,
             "model_feedback": model_feedback,
-            "prompt_tokens": judgment.prompt_tokens,
+            "prompt_tokens": answer.prompt_tokens,
         }
         detail = JudgmentDetail(
             evaluator=self.name, raw_score=score, probabilities=metadata["probabilities"], chunks=(score,),
             model=self.model.id, spec_hash=self.model.spec.spec_hash, threshold=metadata["threshold"],
-            prompt_tokens=judgment.prompt_tokens,
+            prompt_tokens=answer.prompt_tokens,
         )
         return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

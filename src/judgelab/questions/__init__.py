@@ -14,7 +14,16 @@ its fields by name in backticks. Three question types:
 the engine's work between questions over the same state.
 """
 
-from judgelab.questions._ask import PreparedQuestion, QuestionModel, ask, ask_all, prepare
+from judgelab.questions._ask import (
+    PreparedQuestion,
+    PromptAnswer,
+    QuestionModel,
+    ask,
+    ask_all,
+    ask_prompts,
+    expected_level,
+    prepare,
+)
 from judgelab.questions._render import check_state, render_question, render_state
 from judgelab.questions._types import (
     MAX_LEVELS,
@@ -36,13 +45,16 @@ __all__ = [
     "Noul",
     "NoulAnswer",
     "PreparedQuestion",
+    "PromptAnswer",
     "Question",
     "QuestionModel",
     "Score",
     "ScoreAnswer",
     "ask",
     "ask_all",
+    "ask_prompts",
     "check_state",
+    "expected_level",
     "prepare",
     "render_question",
     "render_state",
