@@ -88,6 +88,16 @@ def _model_of(evaluator: Any) -> Any:
     return model
 
 
+def _ask_probe(probe: Any, requests: Iterable[EvaluationRequest]) -> tuple[Any, list[Any]]:
+    """The probe's typed question over each request's fields, asked in one ``ask_all``: (model, answers)."""
+    model = _model_of(probe.evaluator)
+    items = []
+    for req in requests:
+        values, judged, evidence = _fields(probe.evaluator, req)
+        items.append((values, probe.question(judged, evidence)))
+    return model, ask_all(model, items, system=getattr(probe.evaluator, "system", None))
+
+
 def _meta(model: Any) -> dict[str, Any]:
     spec = getattr(model, "spec", None)
     return {"model": getattr(model, "id", None), "spec_hash": getattr(spec, "spec_hash", None)}
@@ -109,12 +119,7 @@ class NoulProbe:
         return Noul(instructions=f"Is it true that the `{judged}` {verb} supported by the `{evidence}`?")
 
     def evaluate_many(self, requests: Iterable[EvaluationRequest]) -> list[EvaluationResponse]:
-        model = _model_of(self.evaluator)
-        items = []
-        for req in requests:
-            values, judged, evidence = _fields(self.evaluator, req)
-            items.append((values, self.question(judged, evidence)))
-        answers = ask_all(model, items, system=getattr(self.evaluator, "system", None))
+        model, answers = _ask_probe(self, requests)
         out = []
         for a in answers:
             assert isinstance(a, NoulAnswer)
@@ -154,13 +159,8 @@ class ChoiceProbe:
         return Choice(instructions=f"How well is the `{judged}` supported by the `{evidence}`?", options=shown)
 
     def evaluate_many(self, requests: Iterable[EvaluationRequest]) -> list[EvaluationResponse]:
-        model = _model_of(self.evaluator)
         first = next(iter(self.options or CHOICE_OPTIONS))
-        items = []
-        for req in requests:
-            values, judged, evidence = _fields(self.evaluator, req)
-            items.append((values, self.question(judged, evidence)))
-        answers = ask_all(model, items, system=getattr(self.evaluator, "system", None))
+        model, answers = _ask_probe(self, requests)
         out = []
         for a in answers:
             assert isinstance(a, ChoiceAnswer)
