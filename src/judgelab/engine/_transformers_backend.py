@@ -445,9 +445,14 @@ class TransformersBackend:
         with torch.inference_mode():
             hidden = self._decoder(input_ids=flat, position_ids=positions, use_cache=False).last_hidden_state[0]
             logits = self._output_logits(hidden[ends.to(hidden.device)])
-        self.forward_passes += 1
-        self.tokens_evaluated += sum(len(p) for p in batch)
+        self._count_pass(sum(len(p) for p in batch))
         return logits.float()
+
+    def _count_pass(self, computed: int, *, padded: int = 0) -> None:
+        """One forward pass: ``computed`` real tokens and ``padded`` padding positions."""
+        self.forward_passes += 1
+        self.tokens_evaluated += computed
+        self.tokens_padded += padded
 
     def _output_logits(self, hidden):
         """The output layer (and a final logit soft-cap, when the model has one) on hidden states."""
@@ -503,8 +508,7 @@ class TransformersBackend:
                 logits_to_keep=1,
             )
         cache = getattr(result, self._cache_kw)
-        self.forward_passes += 1
-        self.tokens_evaluated += n
+        self._count_pass(n)
         rows_out = []
         budget = (self._max_tokens or 1 << 30)
         start = 0
@@ -548,9 +552,7 @@ class TransformersBackend:
             ).last_hidden_state
             last = hidden[torch.arange(rows, device=hidden.device), (lengths - 1).to(hidden.device)]
             logits = self._output_logits(last)
-        self.forward_passes += 1
-        self.tokens_evaluated += int(lengths.sum())
-        self.tokens_padded += rows * width - int(lengths.sum())
+        self._count_pass(int(lengths.sum()), padded=rows * width - int(lengths.sum()))
         return logits.float()
 
     def _last_logits(self, batch: list[Sequence[int]]):
@@ -572,9 +574,8 @@ class TransformersBackend:
                 use_cache=False,
                 logits_to_keep=1,
             )
-        self.forward_passes += 1
-        self.tokens_evaluated += sum(len(p) for p in batch)
-        self.tokens_padded += len(batch) * width - sum(len(p) for p in batch)
+        real = sum(len(p) for p in batch)
+        self._count_pass(real, padded=len(batch) * width - real)
         return result.logits[:, -1, :].float()
 
     def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
@@ -599,8 +600,7 @@ class TransformersBackend:
                 )
             self._cache = getattr(result, self._cache_kw)
             self._cached_tokens = tokens
-            self.forward_passes += 1
-            self.tokens_evaluated += len(tokens) - n
+            self._count_pass(len(tokens) - n)
             return result.logits[0, -1].double().cpu().numpy()
 
     def is_end_of_generation(self, token_id: int) -> bool:
