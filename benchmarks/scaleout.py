@@ -52,26 +52,11 @@ from judgelab.calibration import (  # noqa: E402
 )
 from judgelab.evaluators import EvaluationResponse  # noqa: E402
 
-DOCS = [
-    "The Eiffel Tower was completed in 1889 and is 330 metres tall.",
-    "Water boils at 100 degrees Celsius at sea level and freezes at zero.",
-    "Mount Everest, on the border of Nepal and China, is the highest mountain on Earth.",
-    "Alice bought three apples and two pears at the Saturday market.",
-    "The meeting was moved from Monday to Thursday afternoon at the request of the board.",
-    "Python was created by Guido van Rossum and first released in 1991.",
-    "The Amazon is the largest rainforest on Earth and spans nine countries.",
-    "Marie Curie won Nobel Prizes in both physics and chemistry.",
-    "The library opens at nine in the morning and closes at six in the evening on weekdays.",
-    "Jupiter is the largest planet in the solar system and has dozens of moons.",
-    "The bakery sells sourdough bread, croissants and rye rolls, but no cakes.",
-    "The train to the airport leaves every fifteen minutes from platform four.",
-]
-CLAIMS = [
-    "This is stated in the document.",
-    "The document says the opposite.",
-    "It happened in 1889.",
-    "It is the largest of its kind.",
-]
+# the documents of benchmarks/backends.py, with its first four claims
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from backends import CLAIMS as _BACKEND_CLAIMS, DOCS  # noqa: E402
+
+CLAIMS = _BACKEND_CLAIMS[:4]
 
 
 def judge_rows(limit: int) -> list[LabelledRow]:
