@@ -189,3 +189,10 @@ def test_fact_check_rows_without_evidence_are_stated(tmp_path):
     warnings = res.analyses["fact-check"].warnings()
     assert any("2 fact-check row(s) have no evidence" in w and "r0, r1" in w for w in warnings)
     assert "have no evidence" in (tmp_path / "report.md").read_text()
+
+
+def test_calibrate_stress_with_ray_is_refused_not_run_locally(tmp_path):
+    out = tmp_path / "o"
+    assert_user_error(judgelab("calibrate", "--stress", "--ray", "local", "--out", str(out)),
+                      "--stress does not run on Ray", "drop --ray")
+    assert not (out / "scores.jsonl").exists()

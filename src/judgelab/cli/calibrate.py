@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from judgelab.cli._options import open_unit, positive_int, threshold_strategy
 from judgelab.cli._executor_options import add_executor_arguments, executor_from_args, print_executor_report
+from judgelab.cli._options import open_unit, positive_int, threshold_strategy
+from judgelab.errors import ParameterError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -74,6 +75,12 @@ def run(args: argparse.Namespace) -> int:
 
     if getattr(args, "stress", False):
         from judgelab.cli.stress import run as run_stress
+
+        if args.ray is not None:
+            raise ParameterError(
+                "calibrate --stress does not run on Ray yet: drop --ray (the stress run scores "
+                "locally), or run 'judgelab calibrate --ray ...' and 'judgelab stress' separately."
+            )
 
         return run_stress(args)
 
