@@ -22,6 +22,14 @@ from judgelab.evaluators._verdict import Finding, Outcome, Verdict
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
 from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
+from judgelab.evaluators._registry import (
+    RegisteredEvaluator,
+    build_evaluator,
+    default_evaluator_name,
+    evaluator_names,
+    register_evaluator,
+    registered_evaluator,
+)
 from judgelab.evaluators._fence import FENCED_FACT_CHECK_TEMPLATE, FENCED_RELEVANCY_TEMPLATE, fenced
 from judgelab.evaluators.fact_checking import (
     BESPOKE_FACT_CHECK_TEMPLATE,
@@ -63,6 +71,7 @@ __all__ = [
     "RUBRIC_TEMPLATE",
     "RUBRIC_TEMPLATE_NO_INPUTS",
     "RefineResult",
+    "RegisteredEvaluator",
     "RelevancyEvaluator",
     "Rubric",
     "RubricEvaluator",
@@ -71,11 +80,16 @@ __all__ = [
     "SelfRefine",
     "Verdict",
     "YesNoEvaluator",
+    "build_evaluator",
+    "default_evaluator_name",
     "evaluate_many",
+    "evaluator_names",
     "evaluator_identity",
     "judgment_detail",
     "fenced",
     "make_state",
+    "register_evaluator",
+    "registered_evaluator",
     "request_state",
     "verdict_score",
 ]

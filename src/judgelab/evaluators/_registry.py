@@ -1,0 +1,173 @@
+"""The one registry of named evaluators.
+
+Calibration, stress, tuning, the server, the MCP server, the pytest plugin and
+the CLI all build evaluators by name through this module, so a name means the
+same evaluator everywhere. A name is one of the registered names, optionally
+followed by ``+fenced`` (the fenced template of that evaluator), or
+``module:callable`` naming a function that takes the model and returns an
+evaluator.
+
+Each entry builds from a loaded ``JudgeModel`` plus keyword options
+(``threshold``, ``calibrator``, ``policy``, ``prompt_template``...), so the
+server can pass a threshold and calibration can pass nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from judgelab.errors import JudgelabError
+
+__all__ = [
+    "RegisteredEvaluator",
+    "build_evaluator",
+    "default_evaluator_name",
+    "evaluator_names",
+    "register_evaluator",
+    "registered_evaluator",
+]
+
+EvaluatorBuilder = Callable[..., Any]
+"""``build(model, **options) -> Evaluator``."""
+
+
+@dataclass(frozen=True)
+class RegisteredEvaluator:
+    """A named way to build an evaluator from a model.
+
+    ``task`` is the labelled-set task the evaluator scores (``fact-check``,
+    ``relevancy``), or ``None`` for evaluators that answer other questions.
+    """
+
+    name: str
+    build: EvaluatorBuilder
+    task: str | None = None
+    description: str = ""
+
+
+_REGISTRY: dict[str, RegisteredEvaluator] = {}
+_TASK_DEFAULTS: dict[str, str] = {}
+
+
+def register_evaluator(
+    name: str,
+    build: EvaluatorBuilder,
+    *,
+    task: str | None = None,
+    description: str = "",
+    default_for_task: bool = False,
+    replace: bool = False,
+) -> RegisteredEvaluator:
+    """Register ``build(model, **options)`` under ``name``; return the entry.
+
+    ``default_for_task`` makes it the evaluator that scores ``task`` rows when
+    no evaluator is named. Registering a taken name raises unless ``replace``.
+    """
+    if not name or "+" in name or ":" in name:
+        raise JudgelabError(f"Evaluator name {name!r} must be non-empty and contain neither '+' nor ':'.")
+    if name in _REGISTRY and not replace:
+        raise JudgelabError(f"An evaluator named {name!r} is already registered; pass replace=True to replace it.")
+    entry = RegisteredEvaluator(name=name, build=build, task=task, description=description)
+    _REGISTRY[name] = entry
+    if default_for_task:
+        if task is None:
+            raise JudgelabError(f"Evaluator {name!r} cannot be a task default without a task.")
+        _TASK_DEFAULTS[task] = name
+    return entry
+
+
+def evaluator_names() -> tuple[str, ...]:
+    """The registered names, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def registered_evaluator(name: str) -> RegisteredEvaluator:
+    """The entry for ``name`` (without modifiers); a one-line error naming the known ones otherwise."""
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        raise JudgelabError(
+            f"Unknown evaluator {name!r}; known: {', '.join(_REGISTRY)}, any of them with '+fenced', "
+            "or 'module:callable' that takes the model."
+        )
+    return entry
+
+
+def default_evaluator_name(task: str) -> str:
+    """The evaluator that scores ``task`` rows when none is named."""
+    name = _TASK_DEFAULTS.get(task)
+    if name is None:
+        raise JudgelabError(
+            f"No default evaluator for task {task!r}; name one ({', '.join(_REGISTRY)}) "
+            "or pass an Evaluator."
+        )
+    return name
+
+
+def _split_name(name: str) -> tuple[str, bool]:
+    base, _, suffix = name.partition("+")
+    if suffix not in ("", "fenced"):
+        raise JudgelabError(f"Unknown evaluator modifier {suffix!r} in {name!r}; the only one is '+fenced'.")
+    return base, bool(suffix)
+
+
+def _import_builder(spec: str) -> EvaluatorBuilder:
+    module, _, attr = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise JudgelabError(f"Cannot load evaluator {spec!r}: {exc}. Give 'module:callable'.") from exc
+
+
+def build_evaluator(name: str | None, model: Any, *, task: str | None = None, **options: Any) -> Any:
+    """Build the evaluator called ``name`` for ``model``.
+
+    ``name`` may be ``None`` (the default for ``task``), a registered name,
+    ``NAME+fenced``, or ``module:callable``. ``options`` go to the builder.
+    """
+    if name is None:
+        if task is None:
+            raise JudgelabError("build_evaluator needs an evaluator name or a task.")
+        name = default_evaluator_name(task)
+    base, fence = _split_name(name)
+    builder = _import_builder(base) if ":" in base else registered_evaluator(base).build
+    evaluator = builder(model, **options)
+    if fence:
+        from judgelab.evaluators._fence import fenced
+
+        evaluator = fenced(evaluator)
+    return evaluator
+
+
+def _fact_checking(model: Any, **options: Any) -> Any:
+    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
+
+    return FactCheckingEvaluator(model, **options)
+
+
+def _bespoke_minicheck(model: Any, threshold: float = 0.5, **options: Any) -> Any:
+    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
+
+    return FactCheckingEvaluator.for_bespoke_minicheck(model, threshold, **options)
+
+
+def _relevancy(model: Any, **options: Any) -> Any:
+    from judgelab.evaluators.relevancy import RelevancyEvaluator
+
+    return RelevancyEvaluator(model, **options)
+
+
+register_evaluator(
+    "fact-checking", _fact_checking, task="fact-check", default_for_task=True,
+    description="Is the claim supported by the documents? (Spring AI FactCheckingEvaluator)",
+)
+register_evaluator(
+    "bespoke-minicheck", _bespoke_minicheck, task="fact-check",
+    description="Fact-checking with MiniCheck's system prompt and 'Document: ...\\nClaim: ...'.",
+)
+register_evaluator(
+    "relevancy", _relevancy, task="relevancy", default_for_task=True,
+    description="Is the response in line with the query and the context? (Spring AI RelevancyEvaluator)",
+)
