@@ -1,4 +1,4 @@
-"""Small labelled subsets for stress runs on a busy CPU (the README's robustness figures).
+"""Small labelled subsets for stress runs on a busy CPU (the figures in docs/robustness.md).
 
 summedits: from each of the five domains, the first 3 original summaries
 (label 1) and the first inconsistent edit of each (label 0): 30 rows in 15

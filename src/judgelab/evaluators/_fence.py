@@ -6,8 +6,8 @@ and open a fake one. A fenced template quotes every filled-in value between
 instructions, and asks the question again after the quotes. Values are
 escaped so that they cannot contain a marker (``<<`` and ``>>`` are broken up).
 
-Fencing is opt-in (``fenced(evaluator)``); see the README's "Robustness"
-section for what it measurably changes.
+Fencing is opt-in (``fenced(evaluator)``); see docs/robustness.md
+for what it measurably changes.
 """
 
 from __future__ import annotations
