@@ -1,0 +1,166 @@
+"""``judgelab mcp`` as a real subprocess, driven by the official ``mcp`` SDK's client, over stdio and HTTP.
+
+Each transport gets one server process (one model load) and one client
+session that runs every check: the tools and their schemas, fact_check's P
+against ``FactCheckingEvaluator`` on the same request, decide with a
+predicate, a choice and a score, a bad argument (a one-line tool error, then
+a good call), and 8 concurrent calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install 'judgelab[mcp]'")
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = "import sys; from judgelab.cli import main; sys.exit(main(sys.argv[1:]))"
+TOOLS = {"fact_check", "check_relevancy", "decide", "evaluate", "list_models"}
+DOC = "The Eiffel Tower was completed in 1889 for the World's Fair in Paris."
+CLAIM = "The Eiffel Tower was completed in 1889."
+API_KEY = "test-key-7f3a"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH", "")) if p)
+    env.pop("JUDGELAB_API_KEY", None)
+    return env
+
+
+def _text(result) -> str:
+    return " ".join(getattr(block, "text", "") for block in result.content)
+
+
+async def _exercise(client: Client, expected_p: float) -> None:
+    listed = await client.list_tools()
+    tools = {t.name: t for t in listed.tools}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.input_schema["type"] == "object" and len(tool.description or "") > 80, tool.name
+    assert set(tools["fact_check"].input_schema["required"]) == {"document", "claim"}
+
+    checked = await client.call_tool("fact_check", {"document": DOC, "claim": CLAIM})
+    assert not checked.is_error, _text(checked)
+    out = checked.structured_content
+    assert abs(out["probability"] - expected_p) <= 1e-6, (out["probability"], expected_p)
+    assert out["verdict"] in ("supported", "not supported") and out["threshold"] == 0.5
+    assert len(out["chunks"]) == 1 and out["model"] == "gemma-3-270m" and out["spec_hash"]
+
+    decided = await client.call_tool("decide", {"input": f"Question: when was the tower finished? Answer: {CLAIM}",
+                                                "questions": [
+        {"type": "predicate", "name": "correct", "instructions": "Is the answer correct?"},
+        {"type": "choice", "name": "tone", "instructions": "What is the tone of the answer?",
+         "choices": [{"value": "formal"}, {"value": "casual"}]},
+        {"type": "score", "name": "quality", "instructions": "How good is the answer?",
+         "levels": [{"label": "bad"}, {"label": "fair"}, {"label": "good"}]},
+    ]})
+    assert not decided.is_error, _text(decided)
+    predicate, choice, score = decided.structured_content["answers"]
+    assert predicate["type"] == "predicate" and 0.0 < predicate["probability"] < 1.0
+    assert choice["choice"] in ("formal", "casual")
+    assert abs(sum(p["probability"] for p in choice["probabilities"]) - 1.0) < 1e-6
+    assert score["type"] == "score" and 0.0 <= score["score"] <= 2.0 and len(score["probabilities"]) == 3
+
+    bad = await client.call_tool("fact_check", {"document": DOC})
+    assert bad.is_error
+    message = _text(bad)
+    assert "\n" not in message and "claim" in message and "Field required" in message, message
+    unknown = await client.call_tool("evaluate", {"evaluator": "no-such-judge", "user_text": DOC})
+    assert unknown.is_error and "Unknown evaluator 'no-such-judge'" in _text(unknown) and "\n" not in _text(unknown)
+    again = await client.call_tool("check_relevancy", {"query": "When was the Eiffel Tower finished?",
+                                                       "context": [DOC], "answer": CLAIM})
+    assert not again.is_error and again.structured_content["verdict"] in ("relevant", "not relevant")
+
+    claims = [f"The tower was completed in {1885 + i}." for i in range(8)]
+    results = await asyncio.gather(*(client.call_tool("fact_check", {"document": DOC, "claim": c}) for c in claims))
+    assert [r.is_error for r in results] == [False] * 8, [_text(r) for r in results if r.is_error]
+    assert all(0.0 < r.structured_content["probability"] < 1.0 for r in results)
+
+    models = (await client.call_tool("list_models", {})).structured_content
+    assert models["served"] == "gemma-3-270m"
+    assert {"fact-checking", "relevancy"} <= {e["name"] for e in models["evaluators"]}
+
+
+@pytest.fixture(scope="module")
+def expected_p(judge_model) -> float:
+    from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator
+
+    return FactCheckingEvaluator(judge_model).evaluate(EvaluationRequest(user_text=DOC, response_content=CLAIM)).score
+
+
+def test_stdio(expected_p):
+    params = StdioServerParameters(command=sys.executable, args=["-c", CLI, "mcp", "--threads", "2"], env=_env())
+
+    async def session() -> None:
+        async with Client(params, read_timeout_seconds=300) as client:
+            await _exercise(client, expected_p)
+
+    asyncio.run(session())
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-c", CLI, "mcp", "--threads", "2", "--http", f"127.0.0.1:{port}",
+                             "--api-key", API_KEY], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    deadline = time.monotonic() + 300
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"judgelab mcp --http exited {proc.returncode}: {proc.stdout.read()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("judgelab mcp --http did not listen within 300 s")
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def test_streamable_http(http_server, expected_p):
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def session() -> None:
+        headers = {"Authorization": f"Bearer {API_KEY}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
+            async with Client(streamable_http_client(http_server, http_client=http)) as client:
+                await _exercise(client, expected_p)
+
+    asyncio.run(session())
+
+
+def test_http_needs_the_api_key(http_server):
+    import httpx
+
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        response = httpx.post(http_server, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                              headers={"Accept": "application/json, text/event-stream", **headers}, timeout=30)
+        assert response.status_code == 401, response.text
+        assert "judgelab mcp --api-key" in response.json()["error"]
