@@ -19,11 +19,6 @@ from pathlib import Path
 
 import pytest
 
-mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install 'judgelab[mcp]'")
-
-from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
 CLI = "import sys; from judgelab.cli import main; sys.exit(main(sys.argv[1:]))"
 TOOLS = {"fact_check", "check_relevancy", "decide", "evaluate", "list_models"}
@@ -43,7 +38,16 @@ def _text(result) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
-async def _exercise(client: Client, expected_p: float) -> None:
+def _sdk():
+    """The SDK's ``Client`` and ``StdioServerParameters`` (the test skips without the mcp extra)."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install 'judgelab[mcp]'")
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    return Client, StdioServerParameters
+
+
+async def _exercise(client, expected_p: float) -> None:
     listed = await client.list_tools()
     tools = {t.name: t for t in listed.tools}
     assert set(tools) == TOOLS
@@ -101,6 +105,7 @@ def expected_p(judge_model) -> float:
 
 
 def test_stdio(expected_p):
+    Client, StdioServerParameters = _sdk()
     params = StdioServerParameters(command=sys.executable, args=["-c", CLI, "mcp", "--threads", "2"], env=_env())
 
     async def session() -> None:
@@ -118,6 +123,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def http_server():
+    _sdk()
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-c", CLI, "mcp", "--threads", "2", "--http", f"127.0.0.1:{port}",
                              "--api-key", API_KEY], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -144,6 +150,7 @@ def http_server():
 
 
 def test_streamable_http(http_server, expected_p):
+    Client, _ = _sdk()
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
@@ -164,3 +171,12 @@ def test_http_needs_the_api_key(http_server):
                               headers={"Accept": "application/json, text/event-stream", **headers}, timeout=30)
         assert response.status_code == 401, response.text
         assert "judgelab mcp --api-key" in response.json()["error"]
+
+
+def test_without_the_extra_the_command_says_what_to_install():
+    blocked = "import sys; sys.modules['mcp'] = None; from judgelab.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", blocked, "mcp"], env=_env(), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "judgelab mcp: error: judgelab mcp needs the MCP Python SDK" in proc.stderr
+    assert "pip install 'judgelab[mcp]'" in proc.stderr and "Traceback" not in proc.stderr
