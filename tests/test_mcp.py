@@ -47,7 +47,7 @@ def _sdk():
     return Client, StdioServerParameters
 
 
-async def _exercise(client, expected_p: float) -> None:
+async def _exercise(client, expected_p: float, model_id: str) -> None:
     listed = await client.list_tools()
     tools = {t.name: t for t in listed.tools}
     assert set(tools) == TOOLS
@@ -60,7 +60,7 @@ async def _exercise(client, expected_p: float) -> None:
     out = checked.structured_content
     assert abs(out["probability"] - expected_p) <= 1e-6, (out["probability"], expected_p)
     assert out["verdict"] in ("supported", "not supported") and out["threshold"] == 0.5
-    assert len(out["chunks"]) == 1 and out["model"] == "gemma-3-270m" and out["spec_hash"]
+    assert len(out["chunks"]) == 1 and out["model"] == model_id and out["spec_hash"]
 
     decided = await client.call_tool("decide", {"input": f"Question: when was the tower finished? Answer: {CLAIM}",
                                                 "questions": [
@@ -93,7 +93,7 @@ async def _exercise(client, expected_p: float) -> None:
     assert all(0.0 < r.structured_content["probability"] < 1.0 for r in results)
 
     models = (await client.call_tool("list_models", {})).structured_content
-    assert models["served"] == "gemma-3-270m"
+    assert models["served"] == model_id
     assert {"fact-checking", "relevancy"} <= {e["name"] for e in models["evaluators"]}
 
 
@@ -104,13 +104,14 @@ def expected_p(judge_model) -> float:
     return FactCheckingEvaluator(judge_model).evaluate(EvaluationRequest(user_text=DOC, response_content=CLAIM)).score
 
 
-def test_stdio(expected_p):
+def test_stdio(expected_p, judge_model):
     Client, StdioServerParameters = _sdk()
-    params = StdioServerParameters(command=sys.executable, args=["-c", CLI, "mcp", "--threads", "2"], env=_env())
+    params = StdioServerParameters(command=sys.executable, env=_env(),
+                                   args=["-c", CLI, "mcp", "--model", judge_model.id, "--threads", "2"])
 
     async def session() -> None:
         async with Client(params, read_timeout_seconds=300) as client:
-            await _exercise(client, expected_p)
+            await _exercise(client, expected_p, judge_model.id)
 
     asyncio.run(session())
 
@@ -122,10 +123,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def http_server():
+def http_server(judge_model):
     _sdk()
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-c", CLI, "mcp", "--threads", "2", "--http", f"127.0.0.1:{port}",
+    proc = subprocess.Popen([sys.executable, "-c", CLI, "mcp", "--model", judge_model.id, "--threads", "2",
+                             "--http", f"127.0.0.1:{port}",
                              "--api-key", API_KEY], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     deadline = time.monotonic() + 300
@@ -149,7 +151,7 @@ def http_server():
         proc.wait()
 
 
-def test_streamable_http(http_server, expected_p):
+def test_streamable_http(http_server, expected_p, judge_model):
     Client, _ = _sdk()
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
@@ -158,7 +160,7 @@ def test_streamable_http(http_server, expected_p):
         headers = {"Authorization": f"Bearer {API_KEY}"}
         async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
             async with Client(streamable_http_client(http_server, http_client=http)) as client:
-                await _exercise(client, expected_p)
+                await _exercise(client, expected_p, judge_model.id)
 
     asyncio.run(session())
 

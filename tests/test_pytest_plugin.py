@@ -103,11 +103,12 @@ def section(proc: subprocess.CompletedProcess, test: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def checks_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+def checks_run(tmp_path_factory, judge_model) -> tuple[subprocess.CompletedProcess, Path]:
     folder = tmp_path_factory.mktemp("plugin_checks")
     (folder / "test_a_unrelated.py").write_text(UNRELATED)
     (folder / "test_b_checks.py").write_text(CHECKS)
-    return run_pytest(folder, "--judgelab-threads", "2", "--junitxml", "junit.xml"), folder
+    return run_pytest(folder, "--judgelab-model", judge_model.id, "--judgelab-threads", "2",
+                      "--junitxml", "junit.xml"), folder
 
 
 def test_a_check_passes_and_an_unrelated_file_loads_no_model(checks_run):
@@ -151,14 +152,14 @@ def test_the_terminal_summary_counts_checks(checks_run, judge_model):
     assert f"judge {judge_model.id} (spec {judge_model.spec.spec_hash}, llama_cpp)" in summary, summary
 
 
-def test_junit_xml_carries_score_threshold_decision(checks_run):
+def test_junit_xml_carries_score_threshold_decision(checks_run, judge_model):
     _, folder = checks_run
     cases = {c.get("name"): c for c in ET.parse(folder / "junit.xml").iter("testcase")}
     props = {name: [(p.get("name"), p.get("value")) for p in case.iter("property")] for name, case in cases.items()}
     failed = dict(props["test_fails_with_reasons"])
     assert failed["judgelab_decision"] == "fail" and failed["judgelab_threshold"] == "0.99"
     assert 0.0 < float(failed["judgelab_score"]) < 0.99
-    assert failed["judgelab_evaluator"] == "fact-checking" and failed["judgelab_model"] == "gemma-3-270m"
+    assert failed["judgelab_evaluator"] == "fact-checking" and failed["judgelab_model"] == judge_model.id
     assert dict(props["test_passes"])["judgelab_decision"] == "pass"
     assert props["test_unrelated"] == []
 
@@ -174,7 +175,8 @@ def policy_folder(tmp_path_factory, judge_model) -> Path:
                     n_units=200, unit_size=1, spec_hash=judge_model.spec.spec_hash,
                     template_hash=FactCheckingEvaluator(judge_model).template_hash, model=judge_model.id)
     policy.save(folder / "policy.json")
-    (folder / "pytest.ini").write_text("[pytest]\njudgelab_policy = policy.json\njudgelab_threads = 2\n")
+    (folder / "pytest.ini").write_text(f"[pytest]\njudgelab_model = {judge_model.id}\njudgelab_policy = policy.json\n"
+                                       "judgelab_threads = 2\n")
     (folder / "test_policy.py").write_text(ABSTAINS)
     return folder
 
