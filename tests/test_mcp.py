@@ -127,7 +127,7 @@ def http_server(judge_model):
     _sdk()
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-c", CLI, "mcp", "--model", judge_model.id, "--threads", "2",
-                             "--http", f"127.0.0.1:{port}",
+                             "--http", f"127.0.0.1:{port}", "--max-body-bytes", "4096",
                              "--api-key", API_KEY], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     deadline = time.monotonic() + 300
@@ -182,3 +182,66 @@ def test_without_the_extra_the_command_says_what_to_install():
     assert proc.returncode == 2, proc.stderr
     assert "judgelab mcp: error: judgelab mcp needs the MCP Python SDK" in proc.stderr
     assert "pip install 'judgelab[mcp]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_http_refuses_a_body_over_max_body_bytes(http_server):
+    import httpx
+
+    big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "fact_check", "arguments": {"document": "x" * 5000, "claim": "y"}}}
+    response = httpx.post(http_server, json=big, timeout=30, headers={
+        "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {API_KEY}"})
+    assert response.status_code == 413, response.text
+
+
+def _in_process(judge, calls):
+    """Run ``calls(client)`` against ``create_mcp_server(judge)`` with the SDK's in-process client."""
+    Client, _ = _sdk()
+    from judgelab.mcp import create_mcp_server
+
+    async def session():
+        async with Client(create_mcp_server(judge)) as client:
+            return await calls(client)
+
+    try:
+        return asyncio.run(session())
+    finally:
+        judge.close()
+
+
+def test_a_policy_decides_and_limits_are_tool_errors(judge_model):
+    from judgelab.calibration import Policy
+    from judgelab.evaluators import FactCheckingEvaluator
+    from judgelab.mcp import McpJudge
+    from judgelab.server import ServerConfig
+
+    policy = Policy(task="fact-check", lower=0.001, upper=0.999, alpha=0.1, delta=0.1, feasible=True, n=200,
+                    n_units=200, unit_size=1, spec_hash=judge_model.spec.spec_hash,
+                    template_hash=FactCheckingEvaluator(judge_model).template_hash, model=judge_model.id)
+    judge = McpJudge(judge_model, ServerConfig(policy=policy, max_request_prompts=2))
+
+    async def calls(client):
+        decided = await client.call_tool("fact_check", {"document": DOC, "claim": CLAIM})
+        too_many = await client.call_tool("decide", {"input": DOC, "questions": [
+            {"type": "predicate", "instructions": f"Is statement {i} true?"} for i in range(3)]})
+        imported = await client.call_tool("evaluate", {"evaluator": "os:getcwd", "user_text": DOC})
+        return decided, too_many, imported
+
+    decided, too_many, imported = _in_process(judge, calls)
+    out = decided.structured_content
+    assert (out["decision"], out["verdict"], out["threshold"], out["passed"]) == ("abstain", "abstain", None, False)
+    assert out["policy"]["lower"] == 0.001 and out["policy"]["upper"] == 0.999
+    assert too_many.is_error and "the limit is 2 per request" in _text(too_many) and "\n" not in _text(too_many)
+    assert imported.is_error and "'module:callable' evaluators are not served over MCP" in _text(imported)
+
+
+def test_a_policy_for_another_judge_is_refused(judge_model):
+    from judgelab.calibration import Policy
+    from judgelab.errors import PolicyMismatchError
+    from judgelab.mcp import McpJudge
+    from judgelab.server import ServerConfig
+
+    policy = Policy(task="fact-check", lower=0.2, upper=0.8, alpha=0.1, delta=0.1, feasible=True, n=200,
+                    n_units=200, unit_size=1, spec_hash="0" * 16, template_hash="1" * 16)
+    with pytest.raises(PolicyMismatchError, match="calibrated for another judge"):
+        McpJudge(judge_model, ServerConfig(policy=policy))

@@ -61,6 +61,13 @@ def test_batched(judge_batch, fact_check, case):
     batched = judge_batch(case)
     alone = fact_check.evaluate(case)
     assert abs(batched.score - alone.score) < 1e-4, (batched, alone)
+
+@pytest.mark.judgelab(evaluator="relevancy", threshold=0.3)
+@pytest.mark.parametrize("case", [EvaluationRequest(user_text="When was the Eiffel Tower finished?",
+                                                    data_list=[DOC], response_content=CLAIM)])
+def test_batched_relevancy(judge_batch, case):
+    response = judge_batch(case)
+    assert response.metadata["evaluator"] == "relevancy" and response.metadata["threshold"] == 0.3
 '''
 
 ABSTAINS = f'''
@@ -118,6 +125,7 @@ def test_a_check_passes_and_an_unrelated_file_loads_no_model(checks_run):
     assert found.get("test_b_checks.py::test_passes") == "PASSED", proc.stdout
     assert found.get("test_b_checks.py::test_assert_fails") == "PASSED", proc.stdout
     assert [found.get(f"test_b_checks.py::test_batched[case{i}]") for i in range(3)] == ["PASSED"] * 3, proc.stdout
+    assert found.get("test_b_checks.py::test_batched_relevancy[case0]") == "PASSED", proc.stdout
 
 
 def test_a_failure_shows_score_threshold_feedback_chunks_model(checks_run, judge_model):
@@ -142,13 +150,13 @@ def test_a_plain_assert_shows_the_response(checks_run):
 def test_the_terminal_summary_counts_checks(checks_run, judge_model):
     proc, _ = checks_run
     summary = proc.stdout[proc.stdout.index("- judgelab -"):]
-    # 1 passing check, 3 strict ones that fail, 3 batched and the same 3 alone (whose verdicts agree)
+    # 1 passing check, 3 strict ones that fail, 3 batched and the same 3 alone (whose verdicts agree),
+    # 1 batched relevancy check
     counts = re.search(r"(\d+) checks: (\d+) passed, (\d+) failed, (\d+) abstained; judgment [0-9.]+ s", summary)
     assert counts, summary
     total, passed, failed, abstained = map(int, counts.groups())
-    assert (total, abstained) == (10, 0) and passed + failed == 10 and passed >= 1 and failed >= 3, summary
-    assert (passed - 1) % 2 == 0, summary
-    assert "(3 of them in 1 judge_batch call(s))" in summary, summary
+    assert (total, abstained) == (11, 0) and passed + failed == 11 and passed >= 1 and failed >= 3, summary
+    assert "(4 of them in 2 judge_batch call(s))" in summary, summary
     assert f"judge {judge_model.id} (spec {judge_model.spec.spec_hash}, llama_cpp)" in summary, summary
 
 
