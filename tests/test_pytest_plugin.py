@@ -114,7 +114,7 @@ def checks_run(tmp_path_factory, judge_model) -> tuple[subprocess.CompletedProce
     folder = tmp_path_factory.mktemp("plugin_checks")
     (folder / "test_a_unrelated.py").write_text(UNRELATED)
     (folder / "test_b_checks.py").write_text(CHECKS)
-    return run_pytest(folder, "--judgelab-model", judge_model.id, "--judgelab-threads", "2",
+    return run_pytest(folder, "--judgelab-model", judge_model.id, "--judgelab-threads", "1",
                       "--junitxml", "junit.xml"), folder
 
 
@@ -184,7 +184,7 @@ def policy_folder(tmp_path_factory, judge_model) -> Path:
                     template_hash=FactCheckingEvaluator(judge_model).template_hash, model=judge_model.id)
     policy.save(folder / "policy.json")
     (folder / "pytest.ini").write_text(f"[pytest]\njudgelab_model = {judge_model.id}\njudgelab_policy = policy.json\n"
-                                       "judgelab_threads = 2\n")
+                                       "judgelab_threads = 1\n")
     (folder / "test_policy.py").write_text(ABSTAINS)
     return folder
 
