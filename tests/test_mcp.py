@@ -107,7 +107,7 @@ def expected_p(judge_model) -> float:
 def test_stdio(expected_p, judge_model):
     Client, StdioServerParameters = _sdk()
     params = StdioServerParameters(command=sys.executable, env=_env(),
-                                   args=["-c", CLI, "mcp", "--model", judge_model.id, "--threads", "2"])
+                                   args=["-c", CLI, "mcp", "--model", judge_model.id, "--threads", "1"])
 
     async def session() -> None:
         async with Client(params, read_timeout_seconds=300) as client:
@@ -126,7 +126,7 @@ def _free_port() -> int:
 def http_server(judge_model):
     _sdk()
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-c", CLI, "mcp", "--model", judge_model.id, "--threads", "2",
+    proc = subprocess.Popen([sys.executable, "-c", CLI, "mcp", "--model", judge_model.id, "--threads", "1",
                              "--http", f"127.0.0.1:{port}", "--max-body-bytes", "4096",
                              "--api-key", API_KEY], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
