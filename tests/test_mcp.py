@@ -245,3 +245,6 @@ def test_a_policy_for_another_judge_is_refused(judge_model):
                     n_units=200, unit_size=1, spec_hash="0" * 16, template_hash="1" * 16)
     with pytest.raises(PolicyMismatchError, match="calibrated for another judge"):
         McpJudge(judge_model, ServerConfig(policy=policy))
+    ours = policy.model_copy(update={"spec_hash": judge_model.spec.spec_hash})
+    with pytest.raises(PolicyMismatchError, match="calibrated for no evaluator this server runs"):
+        McpJudge(judge_model, ServerConfig(policy=ours))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgelab.engine import JudgeModel
-from judgelab.errors import JudgelabError
+from judgelab.errors import JudgelabError, PolicyMismatchError
 from judgelab.evaluators import EvaluationRequest, build_evaluator, evaluator_names, registered_evaluator
 from judgelab.mcp._decide import answer_questions
 from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
@@ -39,12 +39,38 @@ class McpJudge:
     def __init__(self, model: JudgeModel, config: ServerConfig | None = None) -> None:
         self.model = model
         self.config = config or ServerConfig()
+        self.policy_evaluators = self._bind_policy(self.config.policy)  # before the worker starts
         self.batcher = Batcher(model, window=self.config.batch_window_ms / 1000.0,
                                max_prompts=self.config.max_batch_prompts, turn_tokens=self.config.turn_tokens)
         self.queued = QueuedModel(model, self.batcher)
-        if self.config.policy is not None:  # refused at start-up when it was calibrated for another judge
-            self.config.policy.check(spec_hash=model.spec.spec_hash, template_hash=self.config.policy.template_hash,
-                                     where=f"model {model.id}")
+
+    def _bind_policy(self, policy: Any) -> list[str]:
+        """The registered evaluators ``policy`` decides for; refused at start-up when it is not this judge's.
+
+        The policy (``--policy``) is the one place that changes how a tool
+        decides: ``_evaluator`` gives it to every evaluator that asks the
+        question it was calibrated for (same template hash).
+        """
+        if policy is None:
+            return []
+        policy.check(spec_hash=self.model.spec.spec_hash, template_hash=policy.template_hash,
+                     where=f"model {self.model.id}")
+        names = []
+        for name in [v for n in evaluator_names() for v in (n, f"{n}+fenced")]:
+            try:
+                if getattr(build_evaluator(name, self.model), "template_hash", None) == policy.template_hash:
+                    names.append(name)
+            except JudgelabError:
+                continue
+        if policy.template_hash is None or not names:
+            raise PolicyMismatchError(
+                f"The policy for task {policy.task!r} (template hash {policy.template_hash}) was calibrated for no "
+                f"evaluator this server runs ({', '.join(evaluator_names())}). Calibrate a policy for one of them "
+                "(judgelab calibrate, then judgelab policy RUN).",
+                expected={"spec_hash": policy.spec_hash, "template_hash": policy.template_hash},
+                actual={"spec_hash": self.model.spec.spec_hash, "template_hash": None},
+            )
+        return names
 
     def _view(self) -> QueuedModel:
         """The model as one call sees it: through the queue, with its own prompt budget."""
@@ -58,10 +84,8 @@ class McpJudge:
         registered_evaluator(base)
         options = {} if threshold is None else {"threshold": threshold}
         evaluator = build_evaluator(name, self._view(), **options)
-        policy = self.config.policy
-        if (policy is not None and policy.template_hash is not None and hasattr(evaluator, "set_policy")
-                and getattr(evaluator, "template_hash", None) == policy.template_hash):
-            evaluator.set_policy(policy)
+        if name in self.policy_evaluators:
+            evaluator.set_policy(self.config.policy)
         return evaluator
 
     def _judged(self, name: str, request: EvaluationRequest, threshold: float | None) -> dict[str, Any]:
@@ -126,7 +150,8 @@ class McpJudge:
                        "description": registered_evaluator(n).description} for n in evaluator_names()]
         policy = self.config.policy
         return {"served": self.model.id, "spec_hash": self.model.spec.spec_hash, "n_ctx": self.model.n_ctx,
-                "policy": None if policy is None else {**policy.summary(), "template_hash": policy.template_hash},
+                "policy": None if policy is None else {**policy.summary(), "template_hash": policy.template_hash,
+                                                       "applies_to": self.policy_evaluators},
                 "models": models, "evaluators": evaluators}
 
     def close(self) -> None:
