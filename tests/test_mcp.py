@@ -54,6 +54,7 @@ async def _exercise(client, expected_p: float, model_id: str) -> None:
     for tool in tools.values():
         assert tool.input_schema["type"] == "object" and len(tool.description or "") > 80, tool.name
     assert set(tools["fact_check"].input_schema["required"]) == {"document", "claim"}
+    assert {"probability", "verdict", "decision", "chunks"} <= set(tools["fact_check"].output_schema["properties"])
 
     checked = await client.call_tool("fact_check", {"document": DOC, "claim": CLAIM})
     assert not checked.is_error, _text(checked)

@@ -19,6 +19,7 @@ from judgelab import __version__
 from judgelab.errors import JudgelabError
 from judgelab.mcp._decide import Message, Question
 from judgelab.mcp._judge import McpJudge
+from judgelab.mcp._results import CheckResult, FullEvaluationResult
 from judgelab.server import APIError, BatcherClosedError
 
 __all__ = ["TOOL_NAMES", "create_mcp_server"]
@@ -84,7 +85,7 @@ def _register(server: MCPServer, judge: McpJudge) -> None:
         document: Annotated[str, Field(min_length=1, description="The source text: the only evidence the claim is checked against.")],
         claim: Annotated[str, Field(min_length=1, description="One factual statement to verify (check long answers claim by claim).")],
         threshold: Threshold = None,
-    ) -> dict[str, Any]:
+    ) -> CheckResult:
         """Check whether a claim is supported by a document (grounding / hallucination check).
 
         Returns `probability` = P(supported), `verdict` (supported, not supported, or abstain), `decision`
@@ -92,20 +93,20 @@ def _register(server: MCPServer, judge: McpJudge) -> None:
         `chunks` scores (long documents are split; the best chunk counts), `feedback`, `model` and
         `spec_hash`. Act on `decision`: on fail, revise or drop the claim; on abstain, get a second opinion.
         """
-        return _run("fact_check", judge.fact_check, document, claim, threshold)
+        return CheckResult(**_run("fact_check", judge.fact_check, document, claim, threshold))
 
     def check_relevancy(
         query: Annotated[str, Field(min_length=1, description="The user's question.")],
         context: Annotated[list[str], Field(description="The retrieved passages the answer should draw on (may be empty).")],
         answer: Annotated[str, Field(min_length=1, description="The answer to check.")],
         threshold: Threshold = None,
-    ) -> dict[str, Any]:
+    ) -> CheckResult:
         """Check whether an answer is in line with the query and the retrieved context (RAG answer relevancy).
 
         Returns `probability` = P(relevant), `verdict` (relevant, not relevant, or abstain), `decision`,
         the `threshold` or `policy`, `chunks`, `feedback`, `model` and `spec_hash`.
         """
-        return _run("check_relevancy", judge.check_relevancy, query, context, answer, threshold)
+        return CheckResult(**_run("check_relevancy", judge.check_relevancy, query, context, answer, threshold))
 
     def decide(
         input: Annotated[str | list[Message], Field(description="The text to judge, or a conversation as "
@@ -131,14 +132,15 @@ def _register(server: MCPServer, judge: McpJudge) -> None:
         documents: Annotated[list[str], Field(default_factory=list, description="Supporting documents (Spring AI's dataList).")],
         response: Annotated[str, Field("", description="The response or claim being judged.")] = "",
         threshold: Threshold = None,
-    ) -> dict[str, Any]:
+    ) -> FullEvaluationResult:
         """Run any registered judgelab evaluator on a Spring AI style EvaluationRequest.
 
         Returns `passed`, `score`, `decision` (pass, fail, abstain), `threshold` or `policy`, `feedback`,
         `chunks`, `model`, `spec_hash` and the evaluator's full `metadata`. Unknown names are an error
         that lists the known ones.
         """
-        return _run("evaluate", judge.evaluate, evaluator, user_text, documents, response, threshold)
+        return FullEvaluationResult(**_run("evaluate", judge.evaluate, evaluator, user_text, documents, response,
+                                           threshold))
 
     def list_models() -> dict[str, Any]:
         """Show which judge model this server runs (`served`), the model specs this install knows (with
