@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "judgelab.cli.sets",
     "judgelab.cli.compare",
     "judgelab.cli.serve",
+    "judgelab.cli.mcp",
     "judgelab.cli.policy",
     "judgelab.cli.gate",
     "judgelab.cli.estimate",

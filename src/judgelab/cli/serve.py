@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from judgelab.specs import DEFAULT_MODEL_ID
+from judgelab.cli._server_options import add_limit_flags, add_model_flags, model_options, server_config
 
 log = logging.getLogger(__name__)
 
@@ -23,44 +23,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "requests are answered with exactly one label (greedy decoding restricted to the labels) "
         "and its probability. Binds to 127.0.0.1 by default.",
     )
-    p.add_argument("--model", default=DEFAULT_MODEL_ID, help=f"model id, spec .toml or .gguf path (default {DEFAULT_MODEL_ID})")
+    add_model_flags(p)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; 0.0.0.0 exposes it)")
     p.add_argument("--port", type=int, default=11434, help="port (default 11434, Ollama's)")
-    p.add_argument("--api-key", default=None,
-                   help="require 'Authorization: Bearer KEY' on every endpoint but /healthz "
-                   "(default: $JUDGELAB_API_KEY; unset: no key)")
     p.add_argument("--labels", default=None,
                    help="comma-separated labels for chat/generate answers, e.g. Yes,No "
                    "(default: the spec's fact-check labels, else Yes,No)")
     p.add_argument("--alias", action="append", default=[], metavar="NAME",
                    help="another model name to answer to (repeatable), e.g. bespoke-minicheck or jev-latest")
-    p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
-    p.add_argument("--n-ctx", type=int, default=None, help="context length (default: the spec's)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads for the model")
-    p.add_argument("--n-gpu-layers", type=int, default=None, help="layers offloaded to the GPU (llama_cpp)")
-    p.add_argument("--batch-window-ms", type=float, default=5.0, help="micro-batching window (default 5 ms)")
-    p.add_argument("--max-batch", type=int, default=64, help="most prompts per batch (default 64)")
-    p.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024, help="largest request body (default 8 MiB)")
-    p.add_argument("--max-request-prompts", type=int, default=256,
-                   help="most prompts (document chunks x claims x questions) one request may ask for; "
-                   "more gets 413 (default 256)")
-    p.add_argument("--turn-tokens", type=int, default=1024,
-                   help="most prompt tokens one request gets per engine call while others wait, so long "
-                   "requests take turns with short ones (default 1024)")
-    p.add_argument("--header-timeout", type=float, default=10.0,
-                   help="seconds a client has to send its request headers (default 10)")
-    p.add_argument("--keep-alive-timeout", type=float, default=5.0,
-                   help="seconds an idle kept-alive connection stays open (default 5)")
-    p.add_argument("--max-connections", type=int, default=512,
-                   help="connections and requests at once; more get 503 (default 512)")
-    p.add_argument("--max-header-bytes", type=int, default=64 * 1024,
-                   help="largest request head in bytes (default 64 KiB)")
+    add_limit_flags(p)
     p.add_argument("--num-predict", type=int, default=2, help="Ollama num_predict when a request sets none (default 2)")
     p.add_argument("--graceful-timeout", type=float, default=None,
                    help="seconds to wait for in-flight requests on shutdown (default: until they finish)")
-    p.add_argument("--policy", metavar="POLICY_JSON",
-                   help="a calibrated pass/fail/abstain policy (judgelab policy RUN) applied on /v1/evaluate; "
-                   "refused when it was calibrated for another model spec or template")
     p.set_defaults(func=run)
 
 
@@ -75,31 +49,10 @@ def _labels(text: str | None) -> tuple[str, ...] | None:
 
 def _config(args: argparse.Namespace):
     """The server config from the flags; ``ValueError`` naming the flag for a bad value."""
-    from judgelab.server import ServerConfig
-
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be between 0 and 65535, got {args.port}")
-    policy = None
-    if args.policy:
-        from judgelab.calibration import load_policy
-
-        policy = load_policy(args.policy)
-    return ServerConfig.from_env(
-        policy=policy,
-        api_key=args.api_key,
-        labels=_labels(args.labels),
-        aliases=tuple(args.alias),
-        batch_window_ms=args.batch_window_ms,
-        max_batch_prompts=args.max_batch,
-        max_body_bytes=args.max_body_bytes,
-        max_request_prompts=args.max_request_prompts,
-        turn_tokens=args.turn_tokens,
-        header_timeout_s=args.header_timeout,
-        keep_alive_timeout_s=args.keep_alive_timeout,
-        max_connections=args.max_connections,
-        max_header_bytes=args.max_header_bytes,
-        default_num_predict=args.num_predict,
-    )
+    return server_config(args, labels=_labels(args.labels), aliases=tuple(args.alias),
+                         default_num_predict=args.num_predict)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,9 +64,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"judgelab serve: error: {exc}", file=sys.stderr)
         return 2
-    options = {k: v for k, v in (("n_ctx", args.n_ctx), ("n_threads", args.threads),
-                                 ("n_gpu_layers", args.n_gpu_layers)) if v is not None}
-    model = load_model(args.model, backend=args.backend, **options)
+    model = load_model(args.model, backend=args.backend, **model_options(args))
     try:
         app = create_app(model, config)
         labels = app.state.judge.labels

@@ -77,7 +77,7 @@ def _as_document(item: Document | str) -> Document:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EvaluationResponse:
     """An evaluator's answer.
 
@@ -87,6 +87,9 @@ class EvaluationResponse:
     ``detail`` is the same measurement as a typed ``JudgmentDetail``
     (judgelab's evaluators always set it; read it with ``judgment_detail``,
     which falls back to ``metadata`` for other evaluators).
+
+    Its ``repr`` names the score, the threshold (or the policy's decision)
+    and the feedback, so a failing ``assert response.passed`` explains itself.
     """
 
     passed: bool
@@ -94,6 +97,17 @@ class EvaluationResponse:
     feedback: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
     detail: JudgmentDetail | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        meta = self.metadata if isinstance(self.metadata, Mapping) else {}
+        parts = [f"passed={self.passed!r}", f"score={_short_float(self.score)}"]
+        threshold = meta.get("threshold", getattr(self.detail, "threshold", None))
+        if meta.get("decision") is not None:
+            parts.append(f"decision={meta['decision']!r}")
+        elif threshold is not None:
+            parts.append(f"threshold={_short_float(threshold)}")
+        parts.append(f"feedback={self.feedback!r}")
+        return f"EvaluationResponse({', '.join(parts)})"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (metadata values must already be JSON-ready)."""
@@ -103,6 +117,10 @@ class EvaluationResponse:
             "feedback": self.feedback,
             "metadata": dict(self.metadata),
         }
+
+
+def _short_float(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)
 
 
 @runtime_checkable

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -17,9 +18,11 @@ __all__ = ["serve", "ServerThread"]
 log = logging.getLogger(__name__)
 
 
-def _uvicorn_config(app: FastAPI, host: str, port: int, log_level: str, graceful_s: float | None) -> uvicorn.Config:
-    """uvicorn's settings, with the connection limits of the app's ``ServerConfig``."""
-    limits: ServerConfig = app.state.judge.config
+def _uvicorn_config(
+    app: Any, host: str, port: int, log_level: str, graceful_s: float | None, limits: ServerConfig | None = None,
+) -> uvicorn.Config:
+    """uvicorn's settings, with the connection limits of ``limits`` (default: the app's ``ServerConfig``)."""
+    limits = limits if limits is not None else app.state.judge.config
     return uvicorn.Config(
         app,
         host=host,
@@ -36,14 +39,17 @@ def _uvicorn_config(app: FastAPI, host: str, port: int, log_level: str, graceful
 
 
 def serve(
-    app: FastAPI, *, host: str = "127.0.0.1", port: int = 11434, log_level: str = "info",
-    graceful_s: float | None = None,
+    app: Any, *, host: str = "127.0.0.1", port: int = 11434, log_level: str = "info",
+    graceful_s: float | None = None, limits: ServerConfig | None = None,
 ) -> None:
     """Serve ``app`` until SIGINT/SIGTERM; in-flight requests finish before exit.
 
     ``graceful_s`` bounds the wait for in-flight requests (``None``: no bound).
+    ``limits`` gives the connection limits (header timeout, keep-alive,
+    connections, header size) for an ASGI app that is not ``create_app``'s
+    (``judgelab mcp --http``); by default they are the app's ``ServerConfig``.
     """
-    uvicorn.Server(_uvicorn_config(app, host, port, log_level, graceful_s)).run()
+    uvicorn.Server(_uvicorn_config(app, host, port, log_level, graceful_s, limits)).run()
 
 
 class ServerThread:

@@ -1,0 +1,159 @@
+"""``McpJudge``: the one loaded model behind the MCP tools, and what each tool does with it.
+
+Every tool call judges through the same queue as ``judgelab serve``
+(``judgelab.server.Batcher`` and ``QueuedModel``): one worker thread owns the
+model, concurrent calls are batched and take turns, and each call is one
+``RequestTicket`` with ``ServerConfig.max_request_prompts``. The methods here
+take plain values and return JSON-ready dicts; they raise ``JudgelabError``
+(or the server's ``APIError``) for what the caller got wrong, which the MCP
+layer turns into a one-line tool error. Nothing here imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from judgelab.engine import JudgeModel
+from judgelab.errors import JudgelabError, PolicyMismatchError
+from judgelab.evaluators import EvaluationRequest, build_evaluator, evaluator_names, registered_evaluator
+from judgelab.mcp._decide import answer_questions
+from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
+
+__all__ = ["McpJudge"]
+
+
+class McpJudge:
+    """The served model, its queue and its config.
+
+    Parameters
+    ----------
+    model
+        The loaded model (the caller keeps ownership).
+    config
+        The same ``ServerConfig`` as ``judgelab serve``: API key, limits,
+        queue settings, and ``policy`` (a calibrated pass/fail/abstain policy
+        that decides for the evaluators it was calibrated for).
+    """
+
+    def __init__(self, model: JudgeModel, config: ServerConfig | None = None) -> None:
+        self.model = model
+        self.config = config or ServerConfig()
+        self.policy_evaluators = self._bind_policy(self.config.policy)  # before the worker starts
+        self.batcher = Batcher(model, window=self.config.batch_window_ms / 1000.0,
+                               max_prompts=self.config.max_batch_prompts, turn_tokens=self.config.turn_tokens)
+        self.queued = QueuedModel(model, self.batcher)
+
+    def _bind_policy(self, policy: Any) -> list[str]:
+        """The registered evaluators ``policy`` decides for; refused at start-up when it is not this judge's.
+
+        The policy (``--policy``) is the one place that changes how a tool
+        decides: ``_evaluator`` gives it to every evaluator that asks the
+        question it was calibrated for (same template hash).
+        """
+        if policy is None:
+            return []
+        policy.check(spec_hash=self.model.spec.spec_hash, template_hash=policy.template_hash,
+                     where=f"model {self.model.id}")
+        names = []
+        for name in [v for n in evaluator_names() for v in (n, f"{n}+fenced")]:
+            try:
+                if getattr(build_evaluator(name, self.model), "template_hash", None) == policy.template_hash:
+                    names.append(name)
+            except JudgelabError:
+                continue
+        if policy.template_hash is None or not names:
+            raise PolicyMismatchError(
+                f"The policy for task {policy.task!r} (template hash {policy.template_hash}) was calibrated for no "
+                f"evaluator this server runs ({', '.join(evaluator_names())}). Calibrate a policy for one of them "
+                "(judgelab calibrate, then judgelab policy RUN).",
+                expected={"spec_hash": policy.spec_hash, "template_hash": policy.template_hash},
+                actual={"spec_hash": self.model.spec.spec_hash, "template_hash": None},
+            )
+        return names
+
+    def _view(self) -> QueuedModel:
+        """The model as one call sees it: through the queue, with its own prompt budget."""
+        return self.queued.for_request(RequestTicket(self.config.max_request_prompts))
+
+    def _evaluator(self, name: str, threshold: float | None) -> Any:
+        base = name.partition("+")[0]
+        if ":" in base:  # an agent must not make the server import modules
+            raise JudgelabError(f"evaluator {name!r}: 'module:callable' evaluators are not served over MCP; "
+                                f"use one of {', '.join(evaluator_names())}.")
+        registered_evaluator(base)
+        options = {} if threshold is None else {"threshold": threshold}
+        evaluator = build_evaluator(name, self._view(), **options)
+        if name in self.policy_evaluators:
+            evaluator.set_policy(self.config.policy)
+        return evaluator
+
+    def _judged(self, name: str, request: EvaluationRequest, threshold: float | None) -> dict[str, Any]:
+        response = self._evaluator(name, threshold).evaluate(request)
+        meta = dict(response.metadata)
+        decision = meta.get("decision") or ("pass" if response.passed else "fail")
+        return {
+            "passed": response.passed,
+            "score": response.score,
+            "decision": decision,
+            "threshold": None if meta.get("decision") else meta.get("threshold"),
+            "policy": meta.get("policy"),
+            "feedback": response.feedback,
+            "chunks": meta.get("chunks"),
+            "model": meta.get("model", self.model.id),
+            "spec_hash": meta.get("spec_hash"),
+            "evaluator": name,
+            "metadata": meta,
+        }
+
+    # -- the tools ---------------------------------------------------------------
+
+    def fact_check(self, document: str, claim: str, threshold: float | None = None) -> dict[str, Any]:
+        """P(the claim is supported by the document), its verdict, the threshold or policy decision, chunk scores."""
+        out = self._judged("fact-checking", EvaluationRequest(user_text=document, response_content=claim), threshold)
+        verdict = {"pass": "supported", "fail": "not supported", "abstain": "abstain"}[out["decision"]]
+        return {"probability": out["score"], "verdict": verdict, **{k: v for k, v in out.items() if k != "metadata"}}
+
+    def check_relevancy(self, query: str, context: Sequence[str], answer: str,
+                        threshold: float | None = None) -> dict[str, Any]:
+        """P(the answer is in line with the query and the context), as ``fact_check``."""
+        request = EvaluationRequest(user_text=query, data_list=list(context), response_content=answer)
+        out = self._judged("relevancy", request, threshold)
+        verdict = {"pass": "relevant", "fail": "not relevant", "abstain": "abstain"}[out["decision"]]
+        return {"probability": out["score"], "verdict": verdict, **{k: v for k, v in out.items() if k != "metadata"}}
+
+    def evaluate(self, evaluator: str, user_text: str, documents: Sequence[str], response: str,
+                 threshold: float | None = None) -> dict[str, Any]:
+        """Any registered evaluator on a Spring AI ``EvaluationRequest``."""
+        request = EvaluationRequest(user_text=user_text, data_list=list(documents), response_content=response)
+        return self._judged(evaluator, request, threshold)
+
+    def decide(self, input: Any, questions: Sequence[Any]) -> dict[str, Any]:
+        """The Decisions API's questions about one input, answered together."""
+        return answer_questions(self._view(), input, questions)
+
+    def list_models(self) -> dict[str, Any]:
+        """The served model, the model specs this install knows, and the evaluator names."""
+        from judgelab.specs import DEFAULT_MODEL_ID, scan_specs
+        from judgelab.weights import weights_status
+
+        models = []
+        for spec in scan_specs().specs:
+            try:
+                present = weights_status(spec).present
+            except JudgelabError:
+                present = False
+            models.append({"id": spec.id, "family": spec.family, "description": spec.description,
+                           "served": spec.id == self.model.id, "default": spec.id == DEFAULT_MODEL_ID,
+                           "weights_present": present})
+        evaluators = [{"name": n, "task": registered_evaluator(n).task,
+                       "description": registered_evaluator(n).description} for n in evaluator_names()]
+        policy = self.config.policy
+        return {"served": self.model.id, "spec_hash": self.model.spec.spec_hash, "n_ctx": self.model.n_ctx,
+                "policy": None if policy is None else {**policy.summary(), "template_hash": policy.template_hash,
+                                                       "applies_to": self.policy_evaluators},
+                "models": models, "evaluators": evaluators}
+
+    def close(self) -> None:
+        """Finish queued judgments and stop the worker (the model stays open)."""
+        self.batcher.close()
