@@ -9,7 +9,7 @@ import pytest
 from _calibration_helpers import ScriptedEvaluator
 from sklearn.model_selection import StratifiedKFold
 
-import judgelab.calibration._analysis as analysis_mod
+import judgelab.calibration.analysis._analysis as analysis_mod
 from judgelab.calibration import (
     LabelledRow,
     analyze,
@@ -17,8 +17,8 @@ from judgelab.calibration import (
     read_scores,
     run,
 )
-from judgelab.calibration._analysis import _folds
-from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration.analysis._analysis import _folds
+from judgelab.calibration.scoring._run import ScoreRecord
 
 
 def _pairs(n_pairs=60, n_single=20, seed=0):

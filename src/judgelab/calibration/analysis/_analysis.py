@@ -15,18 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration._bootstrap import Interval, bootstrap_many
-from judgelab.calibration._calibrators import CALIBRATORS, Calibrator, make_calibrator
-from judgelab.calibration._criteria_thresholds import criteria_thresholds
-from judgelab.calibration._metrics import (
+from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
+from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds
+from judgelab.calibration.analysis._metrics import (
     THRESHOLD_METRICS,
     DegenerateMetricWarning,
     binary_metrics,
     fast_binary_metrics,
 )
-from judgelab.calibration._run import ScoreRecord
-from judgelab.calibration._selfpref import SelfPreference, self_preference
-from judgelab.calibration._thresholds import (
+from judgelab.calibration.scoring._run import ScoreRecord
+from judgelab.calibration.analysis._selfpref import SelfPreference, self_preference
+from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
     abstain_band,
     choose_threshold,

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration._bootstrap import Interval, bootstrap_many
-from judgelab.calibration._metrics import fast_binary_metrics
-from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis._metrics import fast_binary_metrics
+from judgelab.calibration.scoring._run import ScoreRecord
 from judgelab.errors import DataError
 
 __all__ = ["Comparison", "compare_runs", "mcnemar_test"]

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration._run import ScoreRecord
-from judgelab.calibration._thresholds import choose_threshold, parse_strategy
+from judgelab.calibration.scoring._run import ScoreRecord
+from judgelab.calibration.analysis._thresholds import choose_threshold, parse_strategy
 
 __all__ = ["criteria_thresholds", "write_criteria_thresholds"]
 
@@ -33,7 +33,7 @@ def criteria_thresholds(
         "balanced_accuracy": on the tuning rows}}``; the balanced accuracy is
         measured on the rows the minimum was tuned on (in-sample).
     """
-    from judgelab.calibration._metrics import fast_binary_metrics
+    from judgelab.calibration.analysis._metrics import fast_binary_metrics
 
     st = parse_strategy(strategy)
     ys: dict[str, list[int]] = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from judgelab.calibration._bootstrap import Interval
+from judgelab.calibration.analysis._bootstrap import Interval
 
 __all__ = ["GeneratorStats", "SelfPreference", "is_self_generator", "self_preference"]
 

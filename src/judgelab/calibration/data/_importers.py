@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judgelab.errors import DataError, JudgelabError
-from judgelab.calibration._rows import LabelledRow
+from judgelab.calibration.data._rows import LabelledRow
 from judgelab.textfiles import not_utf8, read_text
 
 __all__ = [

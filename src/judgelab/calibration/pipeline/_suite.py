@@ -10,15 +10,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration._analysis import Analysis, analyze
-from judgelab.calibration._executor import Executor, LocalExecutor
-from judgelab.calibration._factory import EvaluatorFactory
-from judgelab.calibration._importers import IMPORTERS, import_set
-from judgelab.calibration._report import write_report
-from judgelab.calibration._rows import LabelledRow, load_rows
-from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, run
-from judgelab.calibration._calibrators import make_calibrator
-from judgelab.calibration._thresholds import parse_strategy
+from judgelab.calibration.analysis._analysis import Analysis, analyze
+from judgelab.calibration.scoring._executor import Executor, LocalExecutor
+from judgelab.calibration.scoring._factory import EvaluatorFactory
+from judgelab.calibration.data._importers import IMPORTERS, import_set
+from judgelab.calibration.report._report import write_report
+from judgelab.calibration.data._rows import LabelledRow, load_rows
+from judgelab.calibration.scoring._run import ResumePlan, ScoreRecord, plan_resume, read_scores, run
+from judgelab.calibration.analysis._calibrators import make_calibrator
+from judgelab.calibration.analysis._thresholds import parse_strategy
 from judgelab.errors import DataError, JudgelabError, SpecError, check_parameter
 from judgelab.evaluators import (
     Evaluator,
@@ -58,7 +58,7 @@ def default_set_path() -> Path:
             return Path(str(res))
     except (ModuleNotFoundError, TypeError):  # pragma: no cover
         pass
-    checkout = Path(__file__).resolve().parents[3] / "calibration" / STARTER_SET
+    checkout = Path(__file__).resolve().parents[4] / "calibration" / STARTER_SET
     tried.append(str(checkout))
     if checkout.is_file():
         return checkout
@@ -243,7 +243,7 @@ def analyze_run(
             analyses[task].notes.extend(task_notes)
     deployments = None
     if policy_delta is not None:
-        from judgelab.calibration._deployment import deployment_for
+        from judgelab.calibration.report._deployment import deployment_for
 
         deployments = {
             task: deployment_for(recs, out, alpha=target_error, delta=policy_delta, seed=seed,

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from judgelab.calibration._bootstrap import Interval, bootstrap_many
-from judgelab.calibration._metrics import fast_binary_metrics
-from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis._metrics import fast_binary_metrics
+from judgelab.calibration.scoring._run import ScoreRecord
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["GateResult", "gate"]

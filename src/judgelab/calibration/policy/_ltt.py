@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from judgelab.calibration._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
+from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.errors import JudgelabError
 
 __all__ = ["PolicyFit", "Risk", "fit_arrays", "policy_decisions"]

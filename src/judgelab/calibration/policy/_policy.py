@@ -56,8 +56,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgelab.calibration._ltt import PolicyFit, Risk, fit_arrays, policy_decisions
-from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration.policy._ltt import PolicyFit, Risk, fit_arrays, policy_decisions
+from judgelab.calibration.scoring._run import ScoreRecord
 from judgelab.errors import DataError, PolicyMismatchError
 
 __all__ = ["Policy", "PolicyFit", "Risk", "fit_arrays", "fit_policy", "heldout_policy", "load_policy", "policy_decisions"]
@@ -289,8 +289,8 @@ def heldout_policy(
     are cluster-bootstrap intervals over units. ``None`` when there are too
     few units for either.
     """
-    from judgelab.calibration._analysis import _folds
-    from judgelab.calibration._bootstrap import bootstrap_many
+    from judgelab.calibration.analysis._analysis import _folds
+    from judgelab.calibration.analysis._bootstrap import bootstrap_many
 
     _, ok = _one_task(records)
     s = np.array([r.score for r in ok], dtype=float)

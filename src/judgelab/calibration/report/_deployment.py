@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration._ltt import _as_units, _grid, _pair_stats
-from judgelab.calibration._policy import Policy, fit_policy, heldout_policy
-from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
+from judgelab.calibration.policy._policy import Policy, fit_policy, heldout_policy
+from judgelab.calibration.scoring._run import ScoreRecord
 
 __all__ = ["Deployment", "deployment_for", "deployment_html", "deployment_markdown", "risk_coverage_curve"]
 
@@ -118,7 +118,7 @@ def deployment_html(dep: Deployment, png_b64: str | None = None) -> str:
 
 def risk_coverage_png(dep: Deployment) -> bytes:
     """The risk-coverage figure: the in-sample frontier, alpha, and the policy (calibration and held-out)."""
-    from judgelab.calibration._plots import _plt, _png
+    from judgelab.calibration.report._plots import _plt, _png
 
     plt = _plt()
     p = dep.policy

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration._analysis import Analysis
-from judgelab.calibration._criteria_thresholds import write_criteria_thresholds
+from judgelab.calibration.analysis._analysis import Analysis
+from judgelab.calibration.analysis._criteria_thresholds import write_criteria_thresholds
 
 __all__ = ["write_report"]
 
@@ -119,7 +119,7 @@ def write_report(
     """Write ``metrics.json``, ``report.md``, ``report.html``, calibrators and figures.
 
     Both reports are rendered from one data structure (``report_data``)
-    through the Jinja templates in ``calibration/templates``.
+    through the Jinja templates in ``calibration/report/templates``.
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def write_report(
 
 def _append_deployments(out: Path, deployments: Mapping[str, Any], figures: bool) -> None:
     """Add each task's Deployment section to both reports and its policy to metrics.json."""
-    from judgelab.calibration._deployment import deployment_html, deployment_markdown, risk_coverage_png
+    from judgelab.calibration.report._deployment import deployment_html, deployment_markdown, risk_coverage_png
 
     md, body = [], []
     for t, dep in deployments.items():
@@ -204,7 +204,7 @@ def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[st
 
 def _write_figures(analyses: Mapping[str, Analysis], out: Path) -> dict[str, dict[str, bytes]]:
     """PNG figures per task, also written under ``figures/`` for the markdown report."""
-    from judgelab.calibration._plots import analysis_figures
+    from judgelab.calibration.report._plots import analysis_figures
 
     figs: dict[str, dict[str, bytes]] = {}
     for t, a in analyses.items():
@@ -247,7 +247,7 @@ def _render(name: str, data: Mapping[str, Any]) -> str:
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("judgelab.calibration", "templates"),
+        loader=jinja2.PackageLoader("judgelab.calibration.report", "templates"),
         autoescape=name.endswith(".html"),
         trim_blocks=True,
         lstrip_blocks=True,

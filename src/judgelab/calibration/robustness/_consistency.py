@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgelab.calibration._stress_perturb import template_layout
+from judgelab.calibration.robustness._perturb import template_layout
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import EvaluationRequest, EvaluationResponse
 from judgelab.questions import Choice, ChoiceAnswer, Noul, NoulAnswer, ask_all
@@ -180,7 +180,7 @@ def paraphrase_evaluators(evaluator: Any) -> list[Any]:
     template = getattr(evaluator, "prompt_template", None)
     if not isinstance(template, str):
         return []
-    from judgelab.calibration._stress_perturb import _PLACEHOLDER
+    from judgelab.calibration.robustness._perturb import _PLACEHOLDER
 
     names = frozenset(_PLACEHOLDER.findall(template))
     out = []

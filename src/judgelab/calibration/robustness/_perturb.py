@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judgelab.calibration._rows import LabelledRow
+from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import JudgelabError
 
 __all__ = [

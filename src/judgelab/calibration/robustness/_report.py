@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judgelab.calibration._bootstrap import Interval
+from judgelab.calibration.analysis._bootstrap import Interval
 
 if TYPE_CHECKING:  # pragma: no cover
-    from judgelab.calibration._stress import TaskStress
+    from judgelab.calibration.robustness._stress import TaskStress
 
 __all__ = ["add_robustness_section", "robustness_figure", "robustness_tables"]
 
@@ -83,7 +83,7 @@ def robustness_figure(s: "TaskStress") -> bytes | None:
     """PNG: per-row ΔP of every perturbation, with the mean and its interval."""
     if not s.attacks:
         return None
-    from judgelab.calibration._plots import _plt  # the report's matplotlib setup (Agg)
+    from judgelab.calibration.report._plots import _plt  # the report's matplotlib setup (Agg)
 
     plt = _plt()
     with warnings.catch_warnings():

@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration._analysis import analyze
-from judgelab.calibration._bootstrap import Interval, bootstrap_many
-from judgelab.calibration._rows import LabelledRow, write_rows
-from judgelab.calibration._run import ScoreRecord, run
-from judgelab.calibration._stress_consistency import CHOICE_OPTIONS, consistency_probes
-from judgelab.calibration._stress_metrics import (
+from judgelab.calibration.analysis._analysis import analyze
+from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.data._rows import LabelledRow, write_rows
+from judgelab.calibration.scoring._run import ScoreRecord, run
+from judgelab.calibration.robustness._consistency import CHOICE_OPTIONS, consistency_probes
+from judgelab.calibration.robustness._metrics import (
     AttackStats,
     ConsistencyStats,
     LabelMassStats,
@@ -52,13 +52,13 @@ from judgelab.calibration._stress_metrics import (
     noul_stats,
     paraphrase_stats,
 )
-from judgelab.calibration._stress_perturb import (
+from judgelab.calibration.robustness._perturb import (
     Perturbation,
     perturb_rows,
     resolve_attacks,
     template_layout,
 )
-from judgelab.calibration._suite import CalibrationResult, calibrate, resolve_set
+from judgelab.calibration.pipeline._suite import CalibrationResult, calibrate, resolve_set
 from judgelab.errors import DataError, JudgelabError, SpecError
 from judgelab.specs import DEFAULT_MODEL_ID, load_spec
 
@@ -487,7 +487,7 @@ def stress(
             "label_mass": label_mass, "seed": seed, "limit": limit}
     (sdir / "stress.json").write_text(json.dumps({"meta": meta, "tasks": {t: s.to_dict() for t, s in tasks.items()}},
                                                  indent=2, default=str) + "\n", encoding="utf-8")
-    from judgelab.calibration._stress_report import add_robustness_section
+    from judgelab.calibration.robustness._report import add_robustness_section
 
     files.update(add_robustness_section(tasks, out, figures=figures))
     return StressResult(cal, tasks, files, out)

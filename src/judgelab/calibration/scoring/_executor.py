@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from judgelab.calibration._factory import EvaluatorSource, is_factory
-from judgelab.calibration._rows import LabelledRow
+from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
+from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -196,7 +196,7 @@ def plan_blocks(
 
 def score_rows(evaluator: Any, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, Any]]]:
     """Score rows in ``batch_size`` batches with a built evaluator, yielding each batch's records."""
-    from judgelab.calibration._run import _score_batch  # _run imports this module's executors
+    from judgelab.calibration.scoring._run import _score_batch  # _run imports this module's executors
     from judgelab.evaluators import evaluator_identity
 
     identity = evaluator_identity(evaluator)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgelab.calibration._executor import (
+from judgelab.calibration.scoring._executor import (
     Block,
     BlockReport,
     ExecutionReport,
@@ -41,8 +41,8 @@ from judgelab.calibration._executor import (
     score_rows,
     tokens_decoded,
 )
-from judgelab.calibration._factory import EvaluatorFactory, EvaluatorSource, is_factory
-from judgelab.calibration._rows import LabelledRow
+from judgelab.calibration.scoring._factory import EvaluatorFactory, EvaluatorSource, is_factory
+from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import ExecutorError, JudgelabError
 
 __all__ = ["RayExecutor", "INSTALL_HINT"]

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgelab.calibration._factory import is_factory
-from judgelab.calibration._rows import LabelledRow
+from judgelab.calibration.scoring._factory import is_factory
+from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
     EvaluationResponse,
@@ -29,7 +29,7 @@ from judgelab.evaluators import (
 )
 
 if TYPE_CHECKING:
-    from judgelab.calibration._executor import Executor
+    from judgelab.calibration.scoring._executor import Executor
 
 __all__ = ["ResumePlan", "ScoreRecord", "plan_resume", "read_scores", "row_hash", "run"]
 
@@ -394,7 +394,7 @@ def run(
         logger.info("resuming %s: %d of %d rows already scored", out, len(plan.reuse), len(rows))
     hashes = {r.spec_hash for r in plan.reuse.values() if r.spec_hash}
     if executor is None:
-        from judgelab.calibration._executor import LocalExecutor  # the executors import this module
+        from judgelab.calibration.scoring._executor import LocalExecutor  # the executors import this module
 
         executor = LocalExecutor()
     bar = _progress(len(rows), len(rows) - len(todo), progress)

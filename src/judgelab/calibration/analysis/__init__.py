@@ -1,0 +1,93 @@
+"""Analysis of saved scores (no model): metrics, bootstrap intervals, thresholds, calibrators,
+self-preference, run comparison and per-criterion thresholds.
+
+Imports only ``data`` and ``scoring``.
+"""
+
+from judgelab.calibration.analysis._analysis import (
+    Analysis,
+    analyze,
+)
+from judgelab.calibration.analysis._bootstrap import (
+    Interval,
+    bootstrap_interval,
+    bootstrap_many,
+)
+from judgelab.calibration.analysis._calibrators import (
+    CALIBRATORS,
+    Calibrator,
+    IsotonicCalibrator,
+    NotFittedError,
+    PlattCalibrator,
+    TemperatureScaling,
+    load_calibrator,
+    make_calibrator,
+)
+from judgelab.calibration.analysis._compare import (
+    Comparison,
+    compare_runs,
+    mcnemar_test,
+)
+from judgelab.calibration.analysis._criteria_thresholds import (
+    criteria_thresholds,
+    write_criteria_thresholds,
+)
+from judgelab.calibration.analysis._metrics import (
+    DegenerateMetricWarning,
+    METRICS,
+    THRESHOLD_METRICS,
+    binary_metrics,
+    calibration_bins,
+    expected_calibration_error,
+)
+from judgelab.calibration.analysis._selfpref import (
+    GeneratorStats,
+    SelfPreference,
+    is_self_generator,
+    self_preference,
+)
+from judgelab.calibration.analysis._thresholds import (
+    AbstainBand,
+    ThresholdStrategy,
+    abstain_band,
+    choose_threshold,
+    parse_strategy,
+    threshold_curve,
+)
+
+__all__ = [
+    "AbstainBand",
+    "Analysis",
+    "CALIBRATORS",
+    "Calibrator",
+    "Comparison",
+    "DegenerateMetricWarning",
+    "GeneratorStats",
+    "Interval",
+    "IsotonicCalibrator",
+    "METRICS",
+    "NotFittedError",
+    "PlattCalibrator",
+    "SelfPreference",
+    "THRESHOLD_METRICS",
+    "TemperatureScaling",
+    "ThresholdStrategy",
+    "abstain_band",
+    "analyze",
+    "binary_metrics",
+    "bootstrap_interval",
+    "bootstrap_many",
+    "calibration_bins",
+    "choose_threshold",
+    "compare_runs",
+    "criteria_thresholds",
+    "expected_calibration_error",
+    "is_self_generator",
+    "load_calibrator",
+    "make_calibrator",
+    "mcnemar_test",
+    "parse_strategy",
+    "self_preference",
+    "threshold_curve",
+    "write_criteria_thresholds",
+]

@@ -1,0 +1,40 @@
+"""Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution.
+
+The first step of the flow: nothing here scores or analyses; every other sub-package reads rows from here.
+"""
+
+from judgelab.calibration.data._importers import (
+    IMPORTERS,
+    import_faithbench,
+    import_halueval_general,
+    import_halueval_qa,
+    import_llm_aggrefact,
+    import_set,
+    import_summedits,
+    import_wice,
+)
+from judgelab.calibration.data._rows import (
+    LabelledRow,
+    LabelledSet,
+    TASKS,
+    Task,
+    load_rows,
+    write_rows,
+)
+
+__all__ = [
+    "IMPORTERS",
+    "LabelledRow",
+    "LabelledSet",
+    "TASKS",
+    "Task",
+    "import_faithbench",
+    "import_halueval_general",
+    "import_halueval_qa",
+    "import_llm_aggrefact",
+    "import_set",
+    "import_summedits",
+    "import_wice",
+    "load_rows",
+    "write_rows",
+]

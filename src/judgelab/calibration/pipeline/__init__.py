@@ -1,0 +1,22 @@
+"""``calibrate``: load a judge, score a labelled set, analyse it and write the report in one call.
+
+Imports only the sub-packages before it.
+"""
+
+from judgelab.calibration.pipeline._suite import (
+    CalibrationResult,
+    DEFAULT_EVALUATORS,
+    analyze_run,
+    calibrate,
+    default_set_path,
+    resolve_set,
+)
+
+__all__ = [
+    "CalibrationResult",
+    "DEFAULT_EVALUATORS",
+    "analyze_run",
+    "calibrate",
+    "default_set_path",
+    "resolve_set",
+]

@@ -1,0 +1,60 @@
+"""Scoring runs: labelled rows -> ``scores.jsonl`` (resumable), on this process or a Ray cluster.
+
+Imports only ``data``.
+"""
+
+from judgelab.calibration.scoring._executor import (
+    BLOCK_KEYS,
+    Block,
+    BlockReport,
+    ExecutionReport,
+    Executor,
+    LocalExecutor,
+    ReplicaReport,
+    block_key,
+    plan_blocks,
+    score_rows,
+    tokens_decoded,
+)
+from judgelab.calibration.scoring._factory import (
+    EvaluatorFactory,
+    EvaluatorSource,
+    is_factory,
+)
+from judgelab.calibration.scoring._ray_executor import (
+    INSTALL_HINT,
+    RayExecutor,
+)
+from judgelab.calibration.scoring._run import (
+    ResumePlan,
+    ScoreRecord,
+    plan_resume,
+    read_scores,
+    row_hash,
+    run,
+)
+
+__all__ = [
+    "BLOCK_KEYS",
+    "Block",
+    "BlockReport",
+    "EvaluatorFactory",
+    "EvaluatorSource",
+    "ExecutionReport",
+    "Executor",
+    "INSTALL_HINT",
+    "LocalExecutor",
+    "RayExecutor",
+    "ReplicaReport",
+    "ResumePlan",
+    "ScoreRecord",
+    "block_key",
+    "is_factory",
+    "plan_blocks",
+    "plan_resume",
+    "read_scores",
+    "row_hash",
+    "run",
+    "score_rows",
+    "tokens_decoded",
+]
