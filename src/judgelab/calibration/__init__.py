@@ -27,6 +27,7 @@ from judgelab.calibration.data import (
     IMPORTERS,
     LabelledRow,
     LabelledSet,
+    ScoreRecord,
     import_faithbench,
     import_halueval_general,
     import_halueval_qa,
@@ -35,6 +36,8 @@ from judgelab.calibration.data import (
     import_summedits,
     import_wice,
     load_rows,
+    read_scores,
+    row_hash,
     write_rows,
 )
 from judgelab.calibration.scoring import (
@@ -46,11 +49,8 @@ from judgelab.calibration.scoring import (
     RayExecutor,
     ReplicaReport,
     ResumePlan,
-    ScoreRecord,
     plan_blocks,
     plan_resume,
-    read_scores,
-    row_hash,
     run,
 )
 from judgelab.calibration.analysis import (

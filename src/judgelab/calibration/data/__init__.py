@@ -1,6 +1,8 @@
-"""Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution.
+"""Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution, and the
+score records of a run (``ScoreRecord``, ``read_scores``).
 
-The first step of the flow: nothing here scores or analyses; every other sub-package reads rows from here.
+The first step of the flow: nothing here scores or analyses; every other sub-package reads rows
+and records from here.
 """
 
 from judgelab.calibration.data._importers import (
@@ -12,6 +14,11 @@ from judgelab.calibration.data._importers import (
     import_set,
     import_summedits,
     import_wice,
+)
+from judgelab.calibration.data._records import (
+    ScoreRecord,
+    read_scores,
+    row_hash,
 )
 from judgelab.calibration.data._rows import (
     LabelledRow,
@@ -26,6 +33,7 @@ __all__ = [
     "IMPORTERS",
     "LabelledRow",
     "LabelledSet",
+    "ScoreRecord",
     "TASKS",
     "Task",
     "import_faithbench",
@@ -36,5 +44,7 @@ __all__ = [
     "import_summedits",
     "import_wice",
     "load_rows",
+    "read_scores",
+    "row_hash",
     "write_rows",
 ]

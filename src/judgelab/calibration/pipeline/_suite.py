@@ -16,7 +16,9 @@ from judgelab.calibration.scoring._factory import EvaluatorFactory
 from judgelab.calibration.data._importers import IMPORTERS, import_set
 from judgelab.calibration.report._report import write_report
 from judgelab.calibration.data._rows import LabelledRow, load_rows
-from judgelab.calibration.scoring._run import ResumePlan, ScoreRecord, plan_resume, read_scores, run
+from judgelab.calibration.data._records import ScoreRecord, read_scores
+from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
+from judgelab.calibration.scoring._run import run
 from judgelab.calibration.analysis._calibrators import make_calibrator
 from judgelab.calibration.analysis._thresholds import parse_strategy
 from judgelab.errors import DataError, JudgelabError, SpecError, check_parameter

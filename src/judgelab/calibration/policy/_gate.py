@@ -25,7 +25,7 @@ import numpy as np
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
-from judgelab.calibration.scoring._run import ScoreRecord
+from judgelab.calibration.data._records import ScoreRecord
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["GateResult", "gate"]

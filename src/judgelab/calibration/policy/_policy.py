@@ -57,7 +57,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judgelab.calibration.policy._ltt import PolicyFit, Risk, fit_arrays, policy_decisions
-from judgelab.calibration.scoring._run import ScoreRecord
+from judgelab.calibration.data._records import ScoreRecord
 from judgelab.errors import DataError, PolicyMismatchError
 
 __all__ = ["Policy", "PolicyFit", "Risk", "fit_arrays", "fit_policy", "heldout_policy", "load_policy", "policy_decisions"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
 from judgelab.calibration.policy._policy import Policy, fit_policy, heldout_policy
-from judgelab.calibration.scoring._run import ScoreRecord
+from judgelab.calibration.data._records import ScoreRecord
 
 __all__ = ["Deployment", "deployment_for", "deployment_html", "deployment_markdown", "risk_coverage_curve"]
 

@@ -40,7 +40,8 @@ import numpy as np
 from judgelab.calibration.analysis._analysis import analyze
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
 from judgelab.calibration.data._rows import LabelledRow, write_rows
-from judgelab.calibration.scoring._run import ScoreRecord, run
+from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.scoring._run import run
 from judgelab.calibration.robustness._consistency import CHOICE_OPTIONS, consistency_probes
 from judgelab.calibration.robustness._metrics import (
     AttackStats,

@@ -25,12 +25,11 @@ from judgelab.calibration.scoring._ray_executor import (
     INSTALL_HINT,
     RayExecutor,
 )
-from judgelab.calibration.scoring._run import (
+from judgelab.calibration.scoring._resume import (
     ResumePlan,
-    ScoreRecord,
     plan_resume,
-    read_scores,
-    row_hash,
+)
+from judgelab.calibration.scoring._run import (
     run,
 )
 
@@ -47,13 +46,10 @@ __all__ = [
     "RayExecutor",
     "ReplicaReport",
     "ResumePlan",
-    "ScoreRecord",
     "block_key",
     "is_factory",
     "plan_blocks",
     "plan_resume",
-    "read_scores",
-    "row_hash",
     "run",
     "score_rows",
     "tokens_decoded",

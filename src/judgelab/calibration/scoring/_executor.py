@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
 from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.scoring._batch import score_batch
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -196,12 +197,11 @@ def plan_blocks(
 
 def score_rows(evaluator: Any, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, Any]]]:
     """Score rows in ``batch_size`` batches with a built evaluator, yielding each batch's records."""
-    from judgelab.calibration.scoring._run import _score_batch  # _run imports this module's executors
     from judgelab.evaluators import evaluator_identity
 
     identity = evaluator_identity(evaluator)
     for start in range(0, len(rows), batch_size):
-        yield _score_batch(evaluator, rows[start : start + batch_size], identity)
+        yield score_batch(evaluator, rows[start : start + batch_size], identity)
 
 
 def close_built(evaluator: Any) -> None:

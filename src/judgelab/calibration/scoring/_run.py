@@ -2,314 +2,24 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import math
 import os
-import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from judgelab.calibration.scoring._factory import is_factory
+from judgelab.calibration.data._records import ScoreRecord, read_scores
 from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.scoring._executor import Executor, LocalExecutor
+from judgelab.calibration.scoring._factory import is_factory
+from judgelab.calibration.scoring._resume import plan_resume, row_fields
 from judgelab.errors import DataError, JudgelabError
-from judgelab.evaluators import (
-    EvaluationResponse,
-    Evaluator,
-    EvaluatorIdentity,
-    evaluate_many,
-    evaluator_identity,
-    judgment_detail,
-)
+from judgelab.evaluators import Evaluator, evaluator_identity
 
-if TYPE_CHECKING:
-    from judgelab.calibration.scoring._executor import Executor
-
-__all__ = ["ResumePlan", "ScoreRecord", "plan_resume", "read_scores", "row_hash", "run"]
+__all__ = ["run"]
 
 logger = logging.getLogger(__name__)
-
-
-class ScoreRecord(BaseModel):
-    """One scored row, as written to ``scores.jsonl``.
-
-    ``score`` is ``None`` (and ``error`` says why) when the evaluator raised
-    for this row; such rows are left out of the analysis and counted, never
-    silently scored as a failure.
-
-    ``fold_group`` is the row's ``LabelledRow.fold_group`` (``meta["pair"]``
-    or the id): cross-validation keeps records of one group in one fold.
-    Records written before the field existed lack it; ``fold_key`` then
-    falls back to the id.
-
-    ``row_hash`` (``row_hash(row)``), ``spec_hash`` and ``evaluator_hash``
-    say what was scored and by which judge: a resumed run reuses a record
-    only when all three still match (see ``plan_resume``).
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    task: str
-    label: int
-    group: str | None = None
-    generator: str | None = None
-    split: str | None = None
-    fold_group: str | None = None
-    probabilities: dict[str, float] | None = None
-    score: float | None = None
-    raw_score: float | None = None
-    passed: bool | None = None
-    chunks: list[Any] | None = None
-    criteria: dict[str, float] | None = None
-    labels: dict[str, int] | None = None
-    seconds: float | None = None
-    model: str | None = None
-    spec_hash: str | None = None
-    template_hash: str | None = None
-    prompt_tokens: int | None = None
-    threshold: float | None = None
-    evaluator: str | None = None
-    label_mass: float | None = None
-    error: str | None = None
-    row_hash: str | None = None
-    evaluator_hash: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.score is not None and not math.isnan(self.score)
-
-    @property
-    def fold_key(self) -> str:
-        """The cross-validation group: ``fold_group``, or the id for old records without it."""
-        return self.fold_group if self.fold_group else self.id
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        if isinstance(value, Mapping):
-            return {str(k): _jsonable(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [_jsonable(v) for v in value]
-        if hasattr(value, "tolist"):
-            return value.tolist()
-        return repr(value)
-
-
-def row_hash(row: LabelledRow) -> str:
-    """A short sha256 of everything a row says except its id (text, documents, label, task, ...).
-
-    A saved record whose ``row_hash`` differs from its row's was scored from
-    other content (or judged against another label) and is never reused.
-    """
-    payload = json.dumps(row.model_dump(mode="json", exclude={"id"}), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class ResumePlan:
-    """Which saved records a resumed run keeps and which rows it scores.
-
-    Attributes
-    ----------
-    reuse
-        ``{row id: record}`` of records whose row, spec and evaluator still match.
-    todo
-        Rows to score, in row order: never scored, failed before, or changed.
-    changed
-        ``{reason: count}`` for rows whose saved record is stale (rescored).
-    """
-
-    reuse: dict[str, ScoreRecord]
-    todo: list[LabelledRow]
-    changed: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def n_changed(self) -> int:
-        return sum(self.changed.values())
-
-    def describe(self) -> str:
-        """``"3 rows changed since they were scored (label: 2, text or documents: 1)"``, or ``""``."""
-        if not self.changed:
-            return ""
-        reasons = ", ".join(f"{why}: {n}" for why, n in sorted(self.changed.items()))
-        return f"{self.n_changed} row(s) changed since they were scored ({reasons})"
-
-
-def _stale_reason(rec: ScoreRecord, row: LabelledRow, h: str) -> str | None:
-    if rec.row_hash is None:
-        return "no row hash (written by an older judgelab)"
-    if rec.row_hash == h:
-        return None
-    if rec.label != row.label:
-        return "label"
-    if rec.task != row.task:
-        return "task"
-    return "text, documents or other fields"
-
-
-def plan_resume(
-    existing: Iterable[ScoreRecord],
-    rows: Sequence[LabelledRow],
-    *,
-    identity: EvaluatorIdentity | None = None,
-    path: str | Path = "scores.jsonl",
-) -> ResumePlan:
-    """Match saved records to rows before anything is scored.
-
-    A record is reused only when its ``row_hash`` equals the row's and its
-    ``spec_hash`` and ``evaluator_hash`` equal ``identity``'s (where both
-    sides know them). Rows whose record is stale are scored again and counted
-    by reason; records of rows that failed are retried.
-
-    Raises
-    ------
-    DataError
-        If records of these rows were scored by another model spec or another
-        evaluator configuration: mixing judges in one run would report numbers
-        of neither. The message says how many records and what to do.
-    """
-    latest: dict[str, ScoreRecord] = {}
-    for rec in existing:
-        latest[rec.id] = rec  # the newest record of a row wins
-    mine = [latest[r.id] for r in rows if r.id in latest and latest[r.id].error is None]
-    if identity is not None:
-        _refuse_other_judge(mine, identity, path)
-    reuse: dict[str, ScoreRecord] = {}
-    todo: list[LabelledRow] = []
-    changed: Counter[str] = Counter()
-    for row in rows:
-        rec = latest.get(row.id)
-        if rec is None or rec.error is not None:
-            todo.append(row)
-            continue
-        why = _stale_reason(rec, row, row_hash(row))
-        if why is None:
-            reuse[row.id] = rec.model_copy(update=_row_fields(row))
-        else:
-            changed[why] += 1
-            todo.append(row)
-    return ResumePlan(reuse, todo, dict(changed))
-
-
-def _refuse_other_judge(records: Sequence[ScoreRecord], identity: EvaluatorIdentity, path: str | Path) -> None:
-    for attr, now, what in (
-        ("spec_hash", identity.spec_hash, "another model spec"),
-        ("evaluator_hash", identity.evaluator_hash, "another evaluator configuration (template, threshold, labels or calibrator)"),
-    ):
-        if now is None:
-            continue
-        other = [r for r in records if getattr(r, attr) and getattr(r, attr) != now]
-        if other:
-            was = sorted({getattr(r, attr) for r in other})
-            raise DataError(
-                f"{path} holds {len(other)} record(s) scored by {what} ({attr} {', '.join(was)}, now {now}); "
-                "they cannot be reused. Write this run to a new output folder (--out), or delete the file to rescore.",
-                path=str(path),
-            )
-
-
-def _template_hash(evaluator: Any) -> str | None:
-    """The evaluator's threshold-independent question hash (``YesNoEvaluator.template_hash``), if it has one."""
-    value = getattr(evaluator, "template_hash", None)
-    return value if isinstance(value, str) else None
-
-
-def _record(
-    row: LabelledRow,
-    resp: EvaluationResponse | None,
-    seconds: float,
-    evaluator: Any,
-    error: str | None = None,
-    identity: EvaluatorIdentity | None = None,
-) -> dict[str, Any]:
-    detail = judgment_detail(resp) if resp is not None else None
-    rec = ScoreRecord(
-        id=row.id,
-        task=row.task,
-        label=row.label,
-        group=row.group,
-        generator=row.generator,
-        split=row.split,
-        fold_group=row.fold_group,
-        probabilities=_jsonable(dict(detail.probabilities)) if detail and detail.probabilities else None,
-        score=float(resp.score) if resp is not None else None,
-        raw_score=detail.raw_score if detail else None,
-        passed=bool(resp.passed) if resp is not None else None,
-        chunks=_jsonable(list(detail.chunks)) if detail and detail.chunks else None,
-        criteria=dict(detail.criteria) if detail and detail.criteria else None,
-        labels=dict(row.labels) if row.labels else None,
-        seconds=round(seconds, 6),
-        model=detail.model if detail else None,
-        spec_hash=(detail.spec_hash if detail else None) or (identity.spec_hash if identity is not None else None),
-        template_hash=_template_hash(evaluator),
-        prompt_tokens=detail.prompt_tokens if detail else None,
-        threshold=detail.threshold if detail else None,
-        evaluator=type(evaluator).__name__,
-        label_mass=resp.metadata.get("label_mass") if resp is not None else None,
-        error=error,
-        row_hash=row_hash(row),
-        evaluator_hash=identity.evaluator_hash if identity is not None else None,
-    )
-    return rec.model_dump(exclude_none=True)
-
-
-def read_scores(path: str | Path, *, repair: bool = False) -> list[ScoreRecord]:
-    """Read a ``scores.jsonl`` file.
-
-    Parameters
-    ----------
-    path
-        The run file.
-    repair
-        A run killed while writing can leave a partial last line. When true,
-        that line is cut off the file (so a resumed run appends cleanly);
-        when false it is ignored with a warning. A malformed line anywhere
-        else raises ``DataError`` naming it.
-    """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"Cannot read run file {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
-    records: list[ScoreRecord] = []
-    lines = data.split(b"\n")
-    offset = 0
-    for lineno, raw in enumerate(lines, start=1):
-        is_last = lineno == len(lines) or (lineno == len(lines) - 1 and lines[-1] == b"")
-        if raw.strip():
-            try:
-                records.append(ScoreRecord.model_validate_json(raw))
-            except ValidationError as exc:
-                truncated = is_last and not data.endswith(b"\n")
-                if truncated:
-                    logger.warning("%s:%d is a partial record (a run was interrupted); %s", path, lineno,
-                                   "cutting it off" if repair else "ignoring it")
-                    if repair:
-                        with path.open("r+b") as fh:
-                            fh.truncate(offset)
-                    break
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err.get("loc", ())) or None
-                raise DataError(
-                    f"Malformed run record at {path}:{lineno}"
-                    + (f" field {field!r}" if field else "")
-                    + f": {err.get('msg')}. Delete the line (the row will be rescored) or use a new output file.",
-                    path=str(path),
-                    line=lineno,
-                    field=field,
-                ) from exc
-        offset += len(raw) + 1
-    return records
 
 
 def _progress(total: int, initial: int, enabled: bool):
@@ -394,8 +104,6 @@ def run(
         logger.info("resuming %s: %d of %d rows already scored", out, len(plan.reuse), len(rows))
     hashes = {r.spec_hash for r in plan.reuse.values() if r.spec_hash}
     if executor is None:
-        from judgelab.calibration.scoring._executor import LocalExecutor  # the executors import this module
-
         executor = LocalExecutor()
     bar = _progress(len(rows), len(rows) - len(todo), progress)
     chunks = executor.execute(evaluator, todo, batch_size=batch_size) if todo else iter(())
@@ -422,12 +130,7 @@ def run(
     # Labels, splits and groups always come from the rows (the set file), never
     # from a saved record; the row hash guarantees they agree. Records resumed
     # from a file written before ``fold_group`` existed get it here too.
-    return [by_id[r.id].model_copy(update=_row_fields(r)) for r in rows if r.id in by_id]
-
-
-def _row_fields(row: LabelledRow) -> dict[str, Any]:
-    return {"task": row.task, "label": row.label, "group": row.group, "generator": row.generator,
-            "split": row.split, "fold_group": row.fold_group}
+    return [by_id[r.id].model_copy(update=row_fields(r)) for r in rows if r.id in by_id]
 
 
 def _check_same_model(rec: Mapping[str, Any], hashes: set[str], out: Path) -> None:
@@ -453,27 +156,3 @@ def _drop_records(path: Path, ids: set[str]) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
-
-
-def _score_batch(
-    evaluator: Evaluator, batch: Sequence[LabelledRow], identity: EvaluatorIdentity | None = None
-) -> list[dict[str, Any]]:
-    t0 = time.perf_counter()
-    try:
-        responses = evaluate_many(evaluator, [r.to_request() for r in batch])
-    except (KeyboardInterrupt, SystemExit, MemoryError):
-        raise
-    except Exception as exc:  # isolate the failing row(s)
-        if len(batch) == 1:
-            logger.warning("row %s failed: %s", batch[0].id, exc)
-            return [_record(batch[0], None, time.perf_counter() - t0, evaluator, f"{type(exc).__name__}: {exc}", identity)]
-        out = []
-        for row in batch:
-            out.extend(_score_batch(evaluator, [row], identity))
-        return out
-    if len(responses) != len(batch):
-        raise JudgelabError(
-            f"{type(evaluator).__name__}.evaluate_many returned {len(responses)} responses for {len(batch)} requests."
-        )
-    per_row = (time.perf_counter() - t0) / len(batch)
-    return [_record(row, resp, per_row, evaluator, identity=identity) for row, resp in zip(batch, responses)]
