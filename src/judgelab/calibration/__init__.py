@@ -28,6 +28,7 @@ from judgelab.calibration.data import (
     LabelledRow,
     LabelledSet,
     ScoreRecord,
+    default_set_path,
     import_faithbench,
     import_halueval_general,
     import_halueval_qa,
@@ -37,14 +38,17 @@ from judgelab.calibration.data import (
     import_wice,
     load_rows,
     read_scores,
+    resolve_set,
     row_hash,
     write_rows,
 )
 from judgelab.calibration.scoring import (
     BlockReport,
+    DEFAULT_EVALUATORS,
     EvaluatorFactory,
     ExecutionReport,
     Executor,
+    LazyModel,
     LocalExecutor,
     RayExecutor,
     ReplicaReport,
@@ -102,11 +106,8 @@ from judgelab.calibration.report import (
 )
 from judgelab.calibration.pipeline import (
     CalibrationResult,
-    DEFAULT_EVALUATORS,
     analyze_run,
     calibrate,
-    default_set_path,
-    resolve_set,
 )
 from judgelab.calibration.robustness import (
     ATTACKS,
@@ -144,6 +145,7 @@ __all__ = [
     "IsotonicCalibrator",
     "LabelledRow",
     "LabelledSet",
+    "LazyModel",
     "LocalExecutor",
     "NotFittedError",
     "PassRateEstimate",

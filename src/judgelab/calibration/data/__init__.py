@@ -28,6 +28,11 @@ from judgelab.calibration.data._rows import (
     load_rows,
     write_rows,
 )
+from judgelab.calibration.data._sets import (
+    default_set_path,
+    resolve_set,
+    rows_by_task,
+)
 
 __all__ = [
     "IMPORTERS",
@@ -36,6 +41,7 @@ __all__ = [
     "ScoreRecord",
     "TASKS",
     "Task",
+    "default_set_path",
     "import_faithbench",
     "import_halueval_general",
     "import_halueval_qa",
@@ -45,6 +51,8 @@ __all__ = [
     "import_wice",
     "load_rows",
     "read_scores",
+    "resolve_set",
     "row_hash",
+    "rows_by_task",
     "write_rows",
 ]

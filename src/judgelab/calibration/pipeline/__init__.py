@@ -8,8 +8,6 @@ from judgelab.calibration.pipeline._suite import (
     DEFAULT_EVALUATORS,
     analyze_run,
     calibrate,
-    default_set_path,
-    resolve_set,
 )
 
 __all__ = [
@@ -17,6 +15,4 @@ __all__ = [
     "DEFAULT_EVALUATORS",
     "analyze_run",
     "calibrate",
-    "default_set_path",
-    "resolve_set",
 ]

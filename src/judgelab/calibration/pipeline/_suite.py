@@ -2,95 +2,32 @@
 
 from __future__ import annotations
 
-import importlib.resources
 import logging
-import os
-from functools import cached_property
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgelab.calibration.analysis._analysis import Analysis, analyze
 from judgelab.calibration.scoring._executor import Executor, LocalExecutor
-from judgelab.calibration.scoring._factory import EvaluatorFactory
-from judgelab.calibration.data._importers import IMPORTERS, import_set
+from judgelab.calibration.scoring._factory import DEFAULT_EVALUATORS, EvaluatorFactory, default_evaluator_for
 from judgelab.calibration.report._report import write_report
-from judgelab.calibration.data._rows import LabelledRow, load_rows
+from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data._sets import resolve_set, rows_by_task
 from judgelab.calibration.data._records import ScoreRecord, read_scores
 from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
 from judgelab.calibration.scoring._run import run
+from judgelab.calibration.pipeline._judge import Judge, task_identity
 from judgelab.calibration.analysis._calibrators import make_calibrator
 from judgelab.calibration.analysis._thresholds import parse_strategy
-from judgelab.errors import DataError, JudgelabError, SpecError, check_parameter
+from judgelab.errors import DataError, JudgelabError, check_parameter
 from judgelab.evaluators import (
     Evaluator,
-    EvaluatorIdentity,
-    FactCheckingEvaluator,
-    RelevancyEvaluator,
-    YesNoEvaluator,
-    evaluator_identity,
 )
-from judgelab.specs import DEFAULT_MODEL_ID, load_spec
+from judgelab.specs import DEFAULT_MODEL_ID
 
-__all__ = ["DEFAULT_EVALUATORS", "CalibrationResult", "calibrate", "default_set_path", "resolve_set", "analyze_run"]
+__all__ = ["DEFAULT_EVALUATORS", "CalibrationResult", "calibrate", "analyze_run"]
 
 logger = logging.getLogger(__name__)
-
-STARTER_SET = "starter.jsonl"
-
-
-def default_set_path() -> Path:
-    """Where the project's starter set lives.
-
-    Looks in ``$JUDGELAB_DATA_DIR/calibration`` (or ``$JUDGELAB_DATA_DIR``),
-    then in the installed package data (``judgelab/_data/calibration``),
-    then in the source checkout's ``calibration/`` folder.
-    """
-    tried = []
-    env = os.environ.get("JUDGELAB_DATA_DIR")
-    if env:
-        for cand in (Path(env) / "calibration" / STARTER_SET, Path(env) / STARTER_SET):
-            tried.append(str(cand))
-            if cand.is_file():
-                return cand
-    try:
-        res = importlib.resources.files("judgelab") / "_data" / "calibration" / STARTER_SET
-        tried.append(str(res))
-        if res.is_file():
-            return Path(str(res))
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover
-        pass
-    checkout = Path(__file__).resolve().parents[4] / "calibration" / STARTER_SET
-    tried.append(str(checkout))
-    if checkout.is_file():
-        return checkout
-    raise DataError(
-        "The starter set was not found (tried: " + ", ".join(tried) + "). Set JUDGELAB_DATA_DIR, "
-        "reinstall judgelab, or pass a set with --set FILE."
-    )
-
-
-def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False) -> tuple[list[LabelledRow], str, int]:
-    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH`` or rows.
-
-    Returns
-    -------
-    rows, description, n_skipped
-    """
-    if spec is None:
-        path = default_set_path()
-        ls = load_rows(path, skip_invalid=skip_invalid)
-        return list(ls.rows), str(path), len(ls.skipped)
-    if not isinstance(spec, (str, Path)):
-        return list(spec), "(rows)", 0
-    text = str(spec)
-    kind, sep, rest = text.partition(":")
-    if sep and kind in IMPORTERS:
-        return import_set(kind, rest), text, 0
-    if sep and not Path(text).exists() and len(kind) > 1:
-        raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {', '.join(IMPORTERS)}.")
-    ls = load_rows(text, skip_invalid=skip_invalid)
-    return list(ls.rows), text, len(ls.skipped)
 
 
 class CalibrationResult:
@@ -107,95 +44,6 @@ class CalibrationResult:
 
     def __repr__(self) -> str:
         return f"CalibrationResult(out={str(self.out)!r}, tasks={list(self.analyses)})"
-
-
-#: The evaluator ``calibrate`` builds from a model for each task it can score.
-DEFAULT_EVALUATORS: dict[str, type[YesNoEvaluator]] = {
-    "fact-check": FactCheckingEvaluator,
-    "relevancy": RelevancyEvaluator,
-}
-
-
-class _Judge:
-    """The judge model behind ``calibrate``: its spec is known up front, the model is loaded only to score.
-
-    ``model`` is a loaded ``JudgeModel`` (used as is), a loader (a callable
-    returning one, optionally with a ``spec`` attribute: what the CLI
-    passes), or, as a convenience for library callers, a model id or path.
-    """
-
-    def __init__(self, model: Any, options: Mapping[str, Any]) -> None:
-        self.given = model
-        self.options = options
-        self.loaded: Any = model if hasattr(model, "judge_many") else None
-        self._owned = False
-        self.used = False
-
-    @cached_property
-    def spec(self) -> Any:
-        """The model spec, without loading the model (``None`` for a bare weights file)."""
-        if self.loaded is not None:
-            return self.loaded.spec
-        spec = getattr(self.given, "spec", None)
-        if spec is None and isinstance(self.given, (str, Path)):
-            try:
-                spec = load_spec(self.given)
-            except SpecError:  # a bare weights file has no spec until it is loaded
-                spec = None
-        return spec
-
-    @property
-    def name(self) -> str:
-        return getattr(getattr(self.given, "spec", None), "id", None) or str(self.given)
-
-    @property
-    def spec_hash_before_loading(self) -> str | None:
-        """The spec hash scores will carry, when it is certain before loading."""
-        if self.loaded is not None:
-            return self.loaded.spec.spec_hash
-        prompt = getattr(self.spec, "prompt", None)
-        if getattr(prompt, "style", None) == "chat" and not prompt.chat_template:
-            return None  # the loader may fall back to raw prompts (another spec hash)
-        return getattr(self.spec, "spec_hash", None)
-
-    def load(self) -> Any:
-        self.used = True
-        if self.loaded is None:
-            if isinstance(self.given, (str, Path)):
-                from judgelab.engine import load_model  # library convenience; the CLI passes a loader
-
-                self.loaded = load_model(self.given, **self.options)
-            else:
-                self.loaded = self.given()
-            self._owned = True
-        return self.loaded
-
-    def close(self) -> None:
-        if self._owned and hasattr(self.loaded, "close"):
-            self.loaded.close()
-
-
-def _task_identity(task: str, judge: _Judge, evaluators: Mapping[str, Evaluator]) -> EvaluatorIdentity | None:
-    """Who would score ``task`` now, known without loading the model (``None`` when unknown)."""
-    if task in evaluators:
-        return evaluator_identity(evaluators[task])
-    cls = DEFAULT_EVALUATORS.get(task)
-    if cls is None:
-        return None
-    return cls.default_identity(judge.spec_hash_before_loading)
-
-
-def _default_evaluator_factory(model: Any) -> Callable[[str], Evaluator]:
-    def make(task: str) -> Evaluator:
-        cls = DEFAULT_EVALUATORS.get(task)
-        if cls is not None:
-            return cls(model)
-        raise JudgelabError(
-            f"calibrate cannot build an evaluator for task {task!r} from a model yet; "
-            "score those rows with run(your_evaluator, rows, out=...) and analyse with analyze_run()."
-        )
-
-    return make
 
 
 def analyze_run(
@@ -390,7 +238,7 @@ def calibrate(
                    limit=limit, batch_size=batch_size, k_folds=k_folds, n_resamples=n_resamples)
     out = _writable_folder(out)
     by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=limit, skip_invalid=skip_invalid)
-    judge = _Judge(model, dict(model_options or {}))
+    judge = Judge(model, dict(model_options or {}))
     evaluators = dict(evaluators or {})
     scores_path = out / "scores.jsonl"
     # Saved records are matched to the rows (content, spec and evaluator
@@ -398,7 +246,7 @@ def calibrate(
     # re-analysed without the model, and a changed row is rescored.
     saved = read_scores(scores_path, repair=True) if scores_path.exists() else []
     plans = {
-        t: plan_resume(saved, rs, identity=_task_identity(t, judge, evaluators), path=scores_path)
+        t: plan_resume(saved, rs, identity=task_identity(t, judge, evaluators), path=scores_path)
         for t, rs in by_task.items()
     }
     try:
@@ -437,23 +285,17 @@ def _rows_by_task(
 ) -> tuple[dict[str, list[LabelledRow]], str, int]:
     """The rows to calibrate on, by task (filtered and limited), the set's description and rows skipped."""
     rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
-    tasks = [task] if isinstance(task, str) else list(task or [])
-    if tasks:
-        rows = [r for r in rows if r.task in tasks]
-    if not rows:
+    by_task = rows_by_task(rows, task=task, limit=limit)
+    if not by_task:
+        tasks = [task] if isinstance(task, str) else list(task or [])
         raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
-    by_task: dict[str, list[LabelledRow]] = {}
-    for r in rows:
-        by_task.setdefault(r.task, []).append(r)
-    if limit is not None:
-        by_task = {t: rs[:limit] for t, rs in by_task.items()}
     return by_task, set_desc, n_skipped
 
 
 def _score_pending(
     by_task: Mapping[str, list[LabelledRow]],
     plans: Mapping[str, ResumePlan],
-    judge: "_Judge",
+    judge: Judge,
     evaluators: dict[str, Evaluator],
     scores_path: Path,
     *,
@@ -466,11 +308,13 @@ def _score_pending(
     sources: dict[str, Any] = dict(evaluators)
     if executor is not None and not isinstance(executor, LocalExecutor):
         # a distributed executor: each replica loads the model, this process never does
-        sources.update(_factories(judge.given, [t for t in pending if t not in evaluators], judge.options))
+        sources.update(_factories(judge.original, [t for t in pending if t not in evaluators], judge.options))
     elif any(t not in evaluators for t in pending):
-        factory = _default_evaluator_factory(judge.load())
+        model = judge.load()
+        hint = "score those rows with run(your_evaluator, rows, out=...) and analyse with analyze_run()."
         for t in pending:
-            sources.setdefault(t, factory(t))
+            if t not in sources:
+                sources[t] = default_evaluator_for(t, model, hint=hint)
     records: list[ScoreRecord] = []
     for t, rs in by_task.items():
         if t not in pending:
@@ -500,7 +344,7 @@ def _factories(model: Any, tasks: Sequence[str], model_options: Mapping[str, Any
 
 
 def _run_meta(
-    judge: "_Judge", records: Sequence[ScoreRecord], *, set_desc: str, n_skipped: int, threshold_strategy: str,
+    judge: Judge, records: Sequence[ScoreRecord], *, set_desc: str, n_skipped: int, threshold_strategy: str,
     calibrator: str, self_generators: Sequence[str], seed: int | None, n_changed: int,
 ) -> dict[str, Any]:
     """The run facts at the top of the report and in metrics.json."""

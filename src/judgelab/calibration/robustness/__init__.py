@@ -38,11 +38,13 @@ from judgelab.calibration.robustness._report import (
     robustness_figure,
     robustness_tables,
 )
-from judgelab.calibration.robustness._stress import (
-    CONSISTENCY_CHECKS,
+from judgelab.calibration.robustness._results import (
     FenceComparison,
     StressResult,
     TaskStress,
+)
+from judgelab.calibration.robustness._stress import (
+    CONSISTENCY_CHECKS,
     stress,
 )
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import math
 import warnings
 from collections.abc import Mapping
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING
 from judgelab.calibration.analysis._bootstrap import Interval
 
 if TYPE_CHECKING:  # pragma: no cover
-    from judgelab.calibration.robustness._stress import TaskStress
+    from judgelab.calibration.robustness._results import TaskStress
 
 __all__ = ["add_robustness_section", "robustness_figure", "robustness_tables"]
 
@@ -83,7 +82,7 @@ def robustness_figure(s: "TaskStress") -> bytes | None:
     """PNG: per-row ΔP of every perturbation, with the mean and its interval."""
     if not s.attacks:
         return None
-    from judgelab.calibration.report._plots import _plt  # the report's matplotlib setup (Agg)
+    from judgelab.calibration.report._plots import _plt, _png  # the report's matplotlib setup (Agg)
 
     plt = _plt()
     with warnings.catch_warnings():
@@ -102,10 +101,7 @@ def robustness_figure(s: "TaskStress") -> bytes | None:
         ax.invert_yaxis()
         ax.set(xlabel="ΔP = perturbed score - clean score (per row; mean and 95% interval in black)",
                title=f"{s.task}: score change per perturbation", xlim=(-1, 1))
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-        plt.close(fig)
-    return buf.getvalue()
+        return _png(fig)
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -17,9 +17,13 @@ from judgelab.calibration.scoring._executor import (
     tokens_decoded,
 )
 from judgelab.calibration.scoring._factory import (
+    DEFAULT_EVALUATORS,
     EvaluatorFactory,
     EvaluatorSource,
     is_factory,
+)
+from judgelab.calibration.scoring._lazy import (
+    LazyModel,
 )
 from judgelab.calibration.scoring._ray_executor import (
     INSTALL_HINT,
@@ -37,11 +41,13 @@ __all__ = [
     "BLOCK_KEYS",
     "Block",
     "BlockReport",
+    "DEFAULT_EVALUATORS",
     "EvaluatorFactory",
     "EvaluatorSource",
     "ExecutionReport",
     "Executor",
     "INSTALL_HINT",
+    "LazyModel",
     "LocalExecutor",
     "RayExecutor",
     "ReplicaReport",

@@ -7,20 +7,62 @@ value that pickles, a model id plus options.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from judgelab.errors import JudgelabError
-from judgelab.evaluators import Evaluator
+from judgelab.evaluators import (
+    Evaluator,
+    build_evaluator,
+    default_evaluator_name,
+    evaluator_names,
+    registered_evaluator,
+)
 
-__all__ = ["EvaluatorFactory", "EvaluatorSource", "is_factory"]
+__all__ = ["DEFAULT_EVALUATORS", "EvaluatorFactory", "EvaluatorSource", "default_evaluator_for", "is_factory"]
 
 #: What ``run`` accepts: a ready evaluator, or a zero-argument callable that builds one.
 EvaluatorSource = Evaluator | Callable[[], Evaluator]
 
-#: Tasks an ``EvaluatorFactory`` can build an evaluator for.
-FACTORY_TASKS = ("fact-check", "relevancy")
+class _TaskDefaults(Mapping[str, Callable[..., Evaluator]]):
+    """``{task: build(model, **options)}``: a read-only view of the registry's task defaults."""
+
+    def _tasks(self) -> list[str]:
+        tasks = dict.fromkeys(registered_evaluator(n).task for n in evaluator_names())
+        out = []
+        for t in tasks:
+            if t is None:
+                continue
+            try:
+                default_evaluator_name(t)
+            except JudgelabError:
+                continue
+            out.append(t)
+        return out
+
+    def __getitem__(self, task: str) -> Callable[..., Evaluator]:
+        try:
+            return registered_evaluator(default_evaluator_name(task)).build
+        except JudgelabError:
+            raise KeyError(task) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tasks())
+
+    def __len__(self) -> int:
+        return len(self._tasks())
+
+
+#: The evaluator ``calibrate`` builds from a model for each task it can score (a view of the registry).
+DEFAULT_EVALUATORS: Mapping[str, Callable[..., Evaluator]] = _TaskDefaults()
+
+
+def default_evaluator_for(task: str, model: Any, *, hint: str) -> Evaluator:
+    """The registry's default evaluator of ``task`` on ``model``; a one-line error ending in ``hint`` if none."""
+    if task not in DEFAULT_EVALUATORS:
+        raise JudgelabError(f"calibrate cannot build an evaluator for task {task!r} from a model yet; {hint}")
+    return build_evaluator(None, model, task=task)
 
 
 @dataclass(frozen=True)
@@ -38,8 +80,8 @@ class EvaluatorFactory:
         path. Resolved where the factory is called, so the weights must be
         reachable from every node that builds one.
     task
-        ``"fact-check"`` (``FactCheckingEvaluator``) or ``"relevancy"``
-        (``RelevancyEvaluator``).
+        A task with a default evaluator in the registry (``"fact-check"``:
+        ``fact-checking``, ``"relevancy"``: ``relevancy``).
     backend
         ``"llama_cpp"`` (default) or ``"transformers"``.
     model_options
@@ -62,10 +104,10 @@ class EvaluatorFactory:
     evaluator_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.task not in FACTORY_TASKS:
+        if self.task not in DEFAULT_EVALUATORS:
             raise JudgelabError(
                 f"EvaluatorFactory cannot build an evaluator for task {self.task!r}; known tasks: "
-                f"{', '.join(FACTORY_TASKS)}. Pass any picklable zero-argument callable that returns "
+                f"{', '.join(DEFAULT_EVALUATORS)}. Pass any picklable zero-argument callable that returns "
                 "your evaluator instead."
             )
         object.__setattr__(self, "model", str(self.model))
@@ -74,11 +116,9 @@ class EvaluatorFactory:
 
     def __call__(self) -> Evaluator:
         from judgelab.engine import load_model
-        from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator
 
         model = load_model(self.model, backend=self.backend, **self.model_options)
-        cls = FactCheckingEvaluator if self.task == "fact-check" else RelevancyEvaluator
-        return cls(model, **self.evaluator_options)
+        return build_evaluator(None, model, task=self.task, **self.evaluator_options)
 
     def for_replica(self, *, threads: int | None = None, gpus: float = 0) -> "EvaluatorFactory":
         """This factory with a replica's resources filled in where the caller left them unset.
