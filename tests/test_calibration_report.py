@@ -20,7 +20,7 @@ from judgelab.calibration import (
     run,
     write_rows,
 )
-from judgelab.calibration.scoring._run import ScoreRecord
+from judgelab.calibration import ScoreRecord
 
 
 def _set(n=160, seed=0, split=True, gens=False, strength=0.3):

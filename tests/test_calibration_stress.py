@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from judgelab.calibration import LabelledRow, perturb_rows, resolve_attacks, stress
-from judgelab.calibration.robustness._perturb import template_layout
+from judgelab.calibration.robustness import template_layout
 from judgelab.engine import Judgment
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator, fenced

@@ -39,12 +39,18 @@ from judgelab.calibration.analysis._metrics import (
     binary_metrics,
     calibration_bins,
     expected_calibration_error,
+    fast_binary_metrics,
 )
 from judgelab.calibration.analysis._selfpref import (
     GeneratorStats,
     SelfPreference,
     is_self_generator,
     self_preference,
+)
+from judgelab.calibration.analysis._splits import (
+    SplitPlan,
+    group_folds,
+    split_plan,
 )
 from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
@@ -69,6 +75,7 @@ __all__ = [
     "NotFittedError",
     "PlattCalibrator",
     "SelfPreference",
+    "SplitPlan",
     "THRESHOLD_METRICS",
     "TemperatureScaling",
     "ThresholdStrategy",
@@ -82,12 +89,15 @@ __all__ = [
     "compare_runs",
     "criteria_thresholds",
     "expected_calibration_error",
+    "fast_binary_metrics",
+    "group_folds",
     "is_self_generator",
     "load_calibrator",
     "make_calibrator",
     "mcnemar_test",
     "parse_strategy",
     "self_preference",
+    "split_plan",
     "threshold_curve",
     "write_criteria_thresholds",
 ]

@@ -26,6 +26,7 @@ from judgelab.calibration.analysis._metrics import (
 )
 from judgelab.calibration.data._records import ScoreRecord
 from judgelab.calibration.analysis._selfpref import SelfPreference, self_preference
+from judgelab.calibration.analysis._splits import SplitPlan, split_plan
 from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
     abstain_band,
@@ -39,7 +40,7 @@ __all__ = ["Analysis", "analyze"]
 logger = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Analysis:
     """What ``analyze`` found for one task's records (see ``to_dict`` for the JSON)."""
 
@@ -177,32 +178,6 @@ def _expected_degenerate(sink: list[str]) -> Iterator[None]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def _folds(y: np.ndarray, groups: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
-    """Test-row indices of each cross-validation fold, or None when there are too few rows.
-
-    Rows that share a group (``ScoreRecord.fold_key``) always land in the
-    same fold, so a threshold is never tuned on the twin of a held-out row.
-    Folds are stratified by label. ``k`` is capped by the number of groups
-    holding each class; below 2 there is no cross-validation (``None``).
-    When every group is a single row this is plain ``StratifiedKFold``.
-    """
-    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
-
-    groups = np.asarray(groups)
-    k = min(k, len(set(groups[y == 0])), len(set(groups[y == 1])))
-    if k < 2:
-        return None
-    random_state = 0 if seed is None else seed
-    if len(set(groups)) == len(groups):
-        splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
-        folds = [test for _, test in splitter.split(np.zeros(len(y)), y)]
-    else:
-        splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
-        folds = [test for _, test in splitter.split(np.zeros(len(y)), y, groups)]
-    folds = [f for f in folds if len(f)]
-    return folds if len(folds) >= 2 else None
-
-
 def _fit_calibrator(kind: str, s: np.ndarray, y: np.ndarray) -> Calibrator | None:
     try:
         return make_calibrator(kind).fit(s, y)
@@ -259,7 +234,7 @@ def analyze(
     records = list(records)
     data = _scored(records)
     undefined: list[str] = []
-    plan = _split_plan(data, k_folds, seed)
+    plan = split_plan(data.y, data.splits, data.fold_groups, k_folds, seed)
     with _expected_degenerate(undefined):
         tuning = _tune(data, plan, st, target_error)
     heldout, by_group, in_sample, band_held = _heldout_metrics(data, plan, tuning, target_error, n_resamples, seed, undefined)
@@ -331,35 +306,6 @@ def _data_notes(data: _Scored) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _SplitPlan:
-    """Which rows tune the threshold and which measure it.
-
-    ``mode`` is ``split`` (dev tunes, test measures), ``cv`` (``folds``
-    measure in turn; the shipped threshold is tuned on all rows) or
-    ``in-sample`` (too few rows: tuned and measured on the same rows).
-    """
-
-    mode: str
-    note: str
-    tune: np.ndarray
-    held: np.ndarray
-    folds: list[np.ndarray] | None = None
-
-
-def _split_plan(data: _Scored, k_folds: int, seed: int | None) -> _SplitPlan:
-    splits = data.splits
-    if (splits == "dev").any() and (splits == "test").any():
-        return _SplitPlan("split", "threshold tuned on the dev split, measured on the test split",
-                          splits == "dev", splits == "test")
-    everything = np.ones(len(data.ok), dtype=bool)
-    folds = _folds(data.y, data.fold_groups, k_folds, seed)
-    if folds is None:
-        return _SplitPlan("in-sample", "too few rows of a class for cross-validation", everything, everything)
-    note = f"{len(folds)}-fold cross-validation; the shipped threshold is tuned on all rows"
-    return _SplitPlan("cv", note, everything, everything, folds)
-
-
-@dataclass(frozen=True)
 class _Tuning:
     """The shipped threshold and band, and per row the threshold, band and calibrated scores it is measured with."""
 
@@ -371,7 +317,7 @@ class _Tuning:
     s_cal_row: dict[str, np.ndarray]
 
 
-def _tune(data: _Scored, plan: _SplitPlan, st: Any, target_error: float) -> _Tuning:
+def _tune(data: _Scored, plan: SplitPlan, st: Any, target_error: float) -> _Tuning:
     """Tune threshold, abstain band and calibrators on each plan's tuning rows; apply them to its held-out rows."""
     n = len(data.ok)
     tuning = _Tuning(math.nan, AbstainBand(math.nan, math.nan, math.nan, math.nan, target_error),
@@ -402,7 +348,7 @@ def _tune(data: _Scored, plan: _SplitPlan, st: Any, target_error: float) -> _Tun
 
 
 def _heldout_metrics(
-    data: _Scored, plan: _SplitPlan, tuning: _Tuning, target_error: float, n_resamples: int, seed: int | None,
+    data: _Scored, plan: SplitPlan, tuning: _Tuning, target_error: float, n_resamples: int, seed: int | None,
     undefined: list[str],
 ) -> tuple[dict[str, Interval], dict[str, dict[str, Interval]], dict[str, float], AbstainBand]:
     """Metrics on the held-out rows with bootstrap intervals, by group, in-sample, and the pooled band."""
@@ -440,7 +386,7 @@ def _heldout_metrics(
     return heldout, by_group, in_sample, band_held
 
 
-def _calibration_table(data: _Scored, plan: _SplitPlan, tuning: _Tuning) -> dict[str, dict[str, float]]:
+def _calibration_table(data: _Scored, plan: SplitPlan, tuning: _Tuning) -> dict[str, dict[str, float]]:
     """ECE and Brier before and after each calibrator, on the held-out rows."""
     held = plan.held
     y_h, s_h = data.y[held], data.s[held]

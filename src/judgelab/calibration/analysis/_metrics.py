@@ -23,6 +23,7 @@ __all__ = [
     "binary_metrics",
     "calibration_bins",
     "expected_calibration_error",
+    "fast_binary_metrics",
 ]
 
 _EPS = 1e-7
@@ -178,10 +179,6 @@ METRICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "ece": lambda y, s: expected_calibration_error(y, s, n_bins=10, strategy="uniform"),
     "ece_equal_mass": lambda y, s: expected_calibration_error(y, s, n_bins=10, strategy="quantile"),
 }
-
-#: Lower is better for these; every other metric is higher-is-better.
-LOWER_IS_BETTER = frozenset({"brier", "log_loss", "ece", "ece_equal_mass"})
-
 
 def binary_metrics(y_true, y_score, *, threshold: float = 0.5) -> dict[str, float]:
     """All metrics of a binary judge at one threshold.

@@ -15,7 +15,6 @@ __all__ = [
     "AbstainBand",
     "ThresholdStrategy",
     "abstain_band",
-    "apply_abstain_band",
     "choose_threshold",
     "parse_strategy",
     "threshold_curve",
@@ -196,17 +195,6 @@ class AbstainBand:
 
     def to_dict(self) -> dict[str, float | None]:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
-
-
-def apply_abstain_band(y_true, y_score, low: float, high: float, target_error: float = math.nan) -> AbstainBand:
-    """Coverage and error of a given band on (other) rows."""
-    y = np.asarray(y_true).astype(int)
-    s = np.asarray(y_score, dtype=float)
-    decided = (s < low) | (s >= high)
-    n_dec = int(decided.sum())
-    wrong = ((s >= high) & (y == 0)) | ((s < low) & (y == 1))
-    err = float(wrong.sum() / n_dec) if n_dec else math.nan
-    return AbstainBand(float(low), float(high), float(n_dec / max(len(y), 1)), err, float(target_error))
 
 
 def abstain_band(y_true, y_score, *, target_error: float = 0.1, n_grid: int = 200) -> AbstainBand:

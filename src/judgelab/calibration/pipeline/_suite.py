@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,14 +31,14 @@ __all__ = ["DEFAULT_EVALUATORS", "CalibrationResult", "calibrate", "analyze_run"
 logger = logging.getLogger(__name__)
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
 class CalibrationResult:
     """What ``calibrate`` produced: per-task analyses, records and written files."""
 
-    def __init__(self, analyses: dict[str, Analysis], records: list[ScoreRecord], files: dict[str, Path], out: Path) -> None:
-        self.analyses = analyses
-        self.records = records
-        self.files = files
-        self.out = out
+    analyses: dict[str, Analysis]
+    records: list[ScoreRecord]
+    files: dict[str, Path]
+    out: Path
 
     def headline(self) -> str:
         return "\n".join(f"{t}: {a.headline()}" for t, a in self.analyses.items())
@@ -90,7 +91,7 @@ def analyze_run(
     }
     for task, task_notes in (notes or {}).items():
         if task in analyses:
-            analyses[task].notes.extend(task_notes)
+            analyses[task] = dataclasses.replace(analyses[task], notes=[*analyses[task].notes, *task_notes])
     deployments = None
     if policy_delta is not None:
         from judgelab.calibration.report._deployment import deployment_for

@@ -289,8 +289,8 @@ def heldout_policy(
     are cluster-bootstrap intervals over units. ``None`` when there are too
     few units for either.
     """
-    from judgelab.calibration.analysis._analysis import _folds
     from judgelab.calibration.analysis._bootstrap import bootstrap_many
+    from judgelab.calibration.analysis._splits import split_plan
 
     _, ok = _one_task(records)
     s = np.array([r.score for r in ok], dtype=float)
@@ -299,17 +299,17 @@ def heldout_policy(
     splits = np.array([r.split or "" for r in ok])
     kw = dict(alpha=alpha, delta=delta, risk=risk, mondrian=mondrian, seed=seed)
     decisions = np.full(len(ok), "", dtype=object)
-    if (splits == "dev").any() and (splits == "test").any():
+    plan = split_plan(y, splits, units, k_folds, seed)
+    if plan.mode == "split":
         mode = "dev/test split"
-        dev, test = splits == "dev", splits == "test"
+        dev, test = plan.tune, plan.held
         fit = fit_arrays(s[dev], y[dev], units[dev], **kw)
         decisions[test] = policy_decisions(fit.lower, fit.upper, s[test])
+    elif plan.folds is None:
+        return None
     else:
-        folds = _folds(y, units, k_folds, seed)
-        if folds is None:
-            return None
-        mode = f"{len(folds)}-fold cross-fitting over units"
-        for test_idx in folds:
+        mode = f"{len(plan.folds)}-fold cross-fitting over units"
+        for test_idx in plan.folds:
             train = np.ones(len(ok), dtype=bool)
             train[test_idx] = False
             fit = fit_arrays(s[train], y[train], units[train], **kw)

@@ -101,14 +101,14 @@ class TaskStress:
         }
 
 
+@dataclass(frozen=True, repr=False)
 class StressResult:
     """What ``stress`` produced: the calibration, the per-task stress figures and the files."""
 
-    def __init__(self, calibration: CalibrationResult, tasks: dict[str, TaskStress], files: dict[str, Path], out: Path) -> None:
-        self.calibration = calibration
-        self.tasks = tasks
-        self.files = files
-        self.out = out
+    calibration: CalibrationResult
+    tasks: dict[str, TaskStress]
+    files: dict[str, Path]
+    out: Path
 
     def headline(self) -> str:
         return "\n".join(f"{t}: {s.headline()}" for t, s in self.tasks.items())
