@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from _calibration_helpers import ScriptedEvaluator
 from sklearn.model_selection import StratifiedKFold
 
 from judgelab.calibration import (
@@ -99,9 +98,9 @@ def test_too_few_groups_fall_back_to_in_sample_or_fewergroup_folds():
     assert analyze(recs, n_resamples=50).mode == "in-sample"
 
 
-def test_run_records_fold_group_and_analyze_keeps_pairs_together(tmp_path):
+def test_run_records_fold_group_and_analyze_keeps_pairs_together(tmp_path, scripted_evaluator):
     rows, scores = _pairs()
-    recs = run(ScriptedEvaluator(scores), rows, out=tmp_path / "s.jsonl", progress=False)
+    recs = run(scripted_evaluator(scores), rows, out=tmp_path / "s.jsonl", progress=False)
     saved = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert {s["id"]: s["fold_group"] for s in saved} == {r.id: r.fold_group for r in rows}
     a = analyze(recs, n_resamples=50)
@@ -114,20 +113,20 @@ def test_run_records_fold_group_and_analyze_keeps_pairs_together(tmp_path):
     assert plan.mode == a.mode and plan.folds is not None and _split_groups(plan.folds, groups) == []
 
 
-def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path):
+def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path, scripted_evaluator):
     rows, scores = _pairs(n_pairs=20, n_single=0)
     path = tmp_path / "old.jsonl"
     with path.open("w") as fh:  # the format before fold_group existed
         for r in rows:
             fh.write(json.dumps({"id": r.id, "task": "fact-check", "label": r.label, "score": scores[r.id],
-                                 "model": "scripted", "spec_hash": "s1", "evaluator": "ScriptedEvaluator"}) + "\n")
+                                 "model": "scripted", "spec_hash": "s1", "evaluator": "scripted_evaluator"}) + "\n")
     old = read_scores(path)
     assert len(old) == len(rows)
     assert all(r.fold_group is None and r.fold_key == r.id for r in old)
     assert analyze(old, n_resamples=50).mode == "cv"
     # resuming that file with the rows rescores them: a record without a row hash cannot show that its
     # row is unchanged (issue 17), and the new records carry the rows' fold keys
-    ev = ScriptedEvaluator(scores)
+    ev = scripted_evaluator(scores)
     resumed = run(ev, rows, out=path, progress=False)
     assert ev.seen == len(rows)
     assert [r.fold_key for r in resumed] == [r.fold_group for r in rows]

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from _calibration_helpers import ScriptedEvaluator
 from test_cli_user_errors import STARTER, TESTS, assert_user_error, judgelab
 from judgelab.calibration import LabelledRow, plan_resume, read_scores, row_hash, run
 from judgelab.errors import DataError
@@ -39,12 +38,12 @@ def test_row_hash_covers_content_and_label_not_id():
         assert row_hash(row.model_copy(update=change)) != row_hash(row), change
 
 
-def test_flipped_labels_are_rescored_and_come_from_the_set(tmp_path, caplog):
+def test_flipped_labels_are_rescored_and_come_from_the_set(tmp_path, caplog, scripted_evaluator):
     rows = _rows()
     out = tmp_path / "s.jsonl"
-    run(ScriptedEvaluator(SCORES), rows, out=out, progress=False)
+    run(scripted_evaluator(SCORES), rows, out=out, progress=False)
     flipped = [r.model_copy(update={"label": 1 - r.label}) if i < 3 else r for i, r in enumerate(rows)]
-    ev = ScriptedEvaluator(SCORES)
+    ev = scripted_evaluator(SCORES)
     with caplog.at_level("WARNING"):
         recs = run(ev, flipped, out=out, progress=False)
     assert ev.seen == 3  # only the changed rows were scored again

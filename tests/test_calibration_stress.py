@@ -200,7 +200,11 @@ def test_a_judge_that_obeys_injections_is_caught(tmp_path):
 
 def test_a_judge_that_ignores_injections_shows_no_flips(tmp_path):
     s = _stress(tmp_path, PlantedModel(obey=False)).tasks["fact-check"]
+    # every requested perturbation was measured, on rows the clean judge failed (else "no flips" is vacuous)
+    assert [a.key for a in s.attacks] == ["inject-ignore@start", "inject-ignore@end", "verdict-answer@end", "whitespace"]
+    assert s.skipped == []
     for a in s.attacks:
+        assert a.n_fail > 0 and a.n == 40
         assert a.fail_to_pass.estimate == 0 and a.pass_to_fail.estimate == 0
         assert a.fail_to_pass.high == 0
         assert abs(a.delta_p.estimate) < 1e-9

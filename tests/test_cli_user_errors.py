@@ -161,12 +161,11 @@ def test_duplicate_spec_ids_name_both_files(tmp_path):
     assert_user_error(judgelab("check", env=env), str(impostor), "gemma-3-270m.toml")
 
 
-def test_single_class_set_is_stated_in_the_report(tmp_path):
-    from _calibration_helpers import ScriptedEvaluator
+def test_single_class_set_is_stated_in_the_report(tmp_path, scripted_evaluator):
     from judgelab.calibration import LabelledRow, calibrate
 
     rows = [LabelledRow(id=f"r{i}", task="fact-check", documents=["d"], response=f"c{i}", label=1) for i in range(12)]
-    ev = ScriptedEvaluator({f"c{i}": 0.5 + i / 30 for i in range(12)})
+    ev = scripted_evaluator({f"c{i}": 0.5 + i / 30 for i in range(12)})
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev}, n_resamples=50, progress=False,
                     figures=False)
     a = res.analyses["fact-check"]
@@ -177,13 +176,12 @@ def test_single_class_set_is_stated_in_the_report(tmp_path):
     assert json.loads((tmp_path / "metrics.json").read_text())["tasks"]["fact-check"]["warnings"]
 
 
-def test_fact_check_rows_without_evidence_are_stated(tmp_path):
-    from _calibration_helpers import ScriptedEvaluator
+def test_fact_check_rows_without_evidence_are_stated(tmp_path, scripted_evaluator):
     from judgelab.calibration import LabelledRow, calibrate
 
     rows = [LabelledRow(id=f"r{i}", task="fact-check", documents=[] if i < 2 else ["d"], response=f"c{i}",
                         label=i % 2) for i in range(12)]
-    ev = ScriptedEvaluator({f"c{i}": 0.3 + (i % 2) * 0.4 for i in range(12)})
+    ev = scripted_evaluator({f"c{i}": 0.3 + (i % 2) * 0.4 for i in range(12)})
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev}, n_resamples=50, progress=False,
                     figures=False)
     warnings = res.analyses["fact-check"].warnings()

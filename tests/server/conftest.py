@@ -35,6 +35,14 @@ def api_key() -> str:
 
 
 @pytest.fixture()
+def openai_client(base_url, api_key):
+    """The official ``openai`` client on the test server."""
+    import openai
+
+    return openai.OpenAI(base_url=f"{base_url}/v1", api_key=api_key, max_retries=0)
+
+
+@pytest.fixture()
 def http(base_url):
     """An httpx client carrying the API key."""
     with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=120) as client:
