@@ -105,6 +105,7 @@ from judgelab.calibration.report import (
     write_report,
 )
 from judgelab.calibration.pipeline import (
+    CalibrationOptions,
     CalibrationResult,
     analyze_run,
     calibrate,
@@ -115,6 +116,7 @@ from judgelab.calibration.robustness import (
     DEFAULT_ATTACKS,
     FenceComparison,
     Perturbation,
+    StressOptions,
     StressResult,
     TaskStress,
     perturb_rows,
@@ -129,6 +131,7 @@ __all__ = [
     "BlockReport",
     "CALIBRATORS",
     "CONSISTENCY_CHECKS",
+    "CalibrationOptions",
     "CalibrationResult",
     "Calibrator",
     "Comparison",
@@ -157,6 +160,7 @@ __all__ = [
     "ResumePlan",
     "ScoreRecord",
     "SelfPreference",
+    "StressOptions",
     "StressResult",
     "TaskStress",
     "TemperatureScaling",

@@ -3,6 +3,9 @@
 Imports only the sub-packages before it.
 """
 
+from judgelab.calibration.pipeline._options import (
+    CalibrationOptions,
+)
 from judgelab.calibration.pipeline._suite import (
     CalibrationResult,
     DEFAULT_EVALUATORS,
@@ -11,6 +14,7 @@ from judgelab.calibration.pipeline._suite import (
 )
 
 __all__ = [
+    "CalibrationOptions",
     "CalibrationResult",
     "DEFAULT_EVALUATORS",
     "analyze_run",

@@ -17,16 +17,16 @@ from judgelab.calibration.data._sets import resolve_set, rows_by_task
 from judgelab.calibration.data._records import ScoreRecord, read_scores
 from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
 from judgelab.calibration.scoring._run import run
+from judgelab.calibration._options import with_overrides
+from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._judge import Judge, task_identity
-from judgelab.calibration.analysis._calibrators import make_calibrator
-from judgelab.calibration.analysis._thresholds import parse_strategy
-from judgelab.errors import DataError, JudgelabError, check_parameter
+from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
     Evaluator,
 )
 from judgelab.specs import DEFAULT_MODEL_ID
 
-__all__ = ["DEFAULT_EVALUATORS", "CalibrationResult", "calibrate", "analyze_run"]
+__all__ = ["DEFAULT_EVALUATORS", "CalibrationOptions", "CalibrationResult", "calibrate", "analyze_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,26 +51,25 @@ def analyze_run(
     records: Sequence[ScoreRecord] | str | Path,
     out: str | Path,
     *,
-    threshold_strategy: str = "balanced_accuracy",
-    calibrator: str = "platt",
-    self_generators: Sequence[str] = (),
-    target_error: float = 0.1,
-    k_folds: int = 5,
-    n_resamples: int = 1000,
-    seed: int | None = 0,
     meta: Mapping[str, Any] | None = None,
-    figures: bool = True,
     notes: Mapping[str, Sequence[str]] | None = None,
     policy_delta: float | None = 0.1,
+    options: CalibrationOptions | None = None,
+    **overrides: Any,
 ) -> dict[str, Analysis]:
     """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
 
-    ``notes`` are ``{task: [warning, ...]}`` about the data, stated in the report.
+    ``options`` (a ``CalibrationOptions``, or its fields as keywords:
+    ``threshold_strategy``, ``calibrator``, ``self_generators``,
+    ``target_error``, ``k_folds``, ``n_resamples``, ``seed``, ``figures``)
+    say how. ``notes`` are ``{task: [warning, ...]}`` about the data, stated
+    in the report.
 
     With ``policy_delta`` set (the default 0.1), each task also gets a
     pass/fail/abstain policy at ``alpha = target_error`` (``policy.json``, or
     ``policy-TASK.json`` for several tasks) and a Deployment report section.
     """
+    o = with_overrides(CalibrationOptions, options, overrides, "analyze_run")
     if isinstance(records, (str, Path)):
         records = read_scores(records)
     by_task: dict[str, list[ScoreRecord]] = {}
@@ -79,13 +78,13 @@ def analyze_run(
     analyses = {
         task: analyze(
             recs,
-            strategy=threshold_strategy,
-            calibrator=calibrator,
-            self_generators=self_generators,
-            k_folds=k_folds,
-            target_error=target_error,
-            n_resamples=n_resamples,
-            seed=seed,
+            strategy=o.threshold_strategy,
+            calibrator=o.calibrator,
+            self_generators=tuple(o.self_generators or ()),
+            k_folds=o.k_folds,
+            target_error=o.target_error,
+            n_resamples=o.n_resamples,
+            seed=o.seed,
         )
         for task, recs in by_task.items()
     }
@@ -97,32 +96,12 @@ def analyze_run(
         from judgelab.calibration.report._deployment import deployment_for
 
         deployments = {
-            task: deployment_for(recs, out, alpha=target_error, delta=policy_delta, seed=seed,
+            task: deployment_for(recs, out, alpha=o.target_error, delta=policy_delta, seed=o.seed,
                                  set_name=(meta or {}).get("set"), single_task=len(by_task) == 1)
             for task, recs in by_task.items()
         }
-    write_report(analyses, out, meta=meta, figures=figures, deployments=deployments)
+    write_report(analyses, out, meta=meta, figures=o.figures, deployments=deployments)
     return analyses
-
-
-def _check_options(
-    *, threshold_strategy: str, calibrator: str, target_error: float, limit: int | None,
-    batch_size: int, k_folds: int, n_resamples: int,
-) -> None:
-    """Reject bad options before any row is read, scored or a model loaded."""
-    where = "calibrate"
-    parse_strategy(threshold_strategy)
-    make_calibrator(calibrator)
-
-    def whole(x: Any) -> bool:
-        return isinstance(x, int) and not isinstance(x, bool)
-
-    check_parameter(isinstance(target_error, (int, float)) and 0 < target_error < 1,
-                    "target_error", where, "a number between 0 and 1 (exclusive)", target_error)
-    check_parameter(limit is None or (whole(limit) and limit >= 1), "limit", where, "None or an int >= 1", limit)
-    check_parameter(whole(batch_size) and batch_size >= 1, "batch_size", where, "an int >= 1", batch_size)
-    check_parameter(whole(k_folds) and k_folds >= 2, "k_folds", where, "an int >= 2", k_folds)
-    check_parameter(whole(n_resamples) and n_resamples >= 1, "n_resamples", where, "an int >= 1", n_resamples)
 
 
 def _writable_folder(out: str | Path) -> Path:
@@ -164,21 +143,11 @@ def calibrate(
     out: str | Path = "runs/calibrate",
     *,
     task: str | Sequence[str] | None = None,
-    threshold_strategy: str = "balanced_accuracy",
-    calibrator: str = "platt",
-    self_generators: Sequence[str] | None = None,
-    target_error: float = 0.1,
-    limit: int | None = None,
-    skip_invalid: bool = False,
     evaluators: Mapping[str, Evaluator] | None = None,
-    batch_size: int = 8,
-    k_folds: int = 5,
-    n_resamples: int = 1000,
-    seed: int | None = 0,
-    progress: bool = True,
-    figures: bool = True,
     model_options: Mapping[str, Any] | None = None,
     executor: Executor | None = None,
+    options: CalibrationOptions | None = None,
+    **overrides: Any,
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
@@ -203,25 +172,9 @@ def calibrate(
         Output folder; rerunning with the same folder resumes scoring.
     task
         Keep only rows of this task (or tasks).
-    threshold_strategy
-        See ``parse_strategy``.
-    calibrator
-        Calibrator to ship: ``temperature``, ``platt`` or ``isotonic``.
-    self_generators
-        fnmatch patterns of the judge's own family; defaults to the model
-        spec's ``self_generators``.
-    target_error
-        Target error among decided rows for the abstain band.
-    limit
-        Score only the first ``limit`` rows of each task (after filtering).
-    skip_invalid
-        Skip malformed rows of a JSONL set instead of stopping.
     evaluators
         ``{task: Evaluator}`` to use instead of building evaluators from
         ``model`` (e.g. a tuned template or a remote judge).
-    batch_size, k_folds, n_resamples, seed, progress, figures
-        Scoring batch size, CV folds, bootstrap size and seed, progress bar
-        and plots.
     model_options
         Extra keyword arguments for ``load_model`` (e.g. ``n_threads``).
     executor
@@ -231,14 +184,20 @@ def calibrate(
         ``model`` (then a model id or path), ``backend`` and
         ``model_options``.
 
+    options, overrides
+        A ``CalibrationOptions``, or its fields as keywords (``threshold_strategy``,
+        ``calibrator``, ``self_generators``, ``target_error``, ``limit``,
+        ``skip_invalid``, ``batch_size``, ``k_folds``, ``n_resamples``, ``seed``,
+        ``progress``, ``figures``; keywords win).
+
     Returns
     -------
     CalibrationResult
     """
-    _check_options(threshold_strategy=threshold_strategy, calibrator=calibrator, target_error=target_error,
-                   limit=limit, batch_size=batch_size, k_folds=k_folds, n_resamples=n_resamples)
+    o = with_overrides(CalibrationOptions, options, overrides, "calibrate")
+    o.check()
     out = _writable_folder(out)
-    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=limit, skip_invalid=skip_invalid)
+    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid)
     judge = Judge(model, dict(model_options or {}))
     evaluators = dict(evaluators or {})
     scores_path = out / "scores.jsonl"
@@ -251,31 +210,14 @@ def calibrate(
         for t, rs in by_task.items()
     }
     try:
-        records = _score_pending(by_task, plans, judge, evaluators, scores_path, batch_size=batch_size, progress=progress,
-                                 executor=executor)
+        records = _score_pending(by_task, plans, judge, evaluators, scores_path, o, executor)
     finally:
         judge.close()
-    if self_generators is None:
-        self_generators = tuple(getattr(judge.spec, "self_generators", ()) or ())
-    meta = _run_meta(
-        judge, records, set_desc=set_desc, n_skipped=n_skipped, threshold_strategy=threshold_strategy,
-        calibrator=calibrator, self_generators=self_generators, seed=seed,
-        n_changed=sum(p.n_changed for p in plans.values()),
-    )
-    analyses = analyze_run(
-        records,
-        out,
-        threshold_strategy=threshold_strategy,
-        calibrator=calibrator,
-        self_generators=self_generators,
-        target_error=target_error,
-        k_folds=k_folds,
-        n_resamples=n_resamples,
-        seed=seed,
-        meta=meta,
-        figures=figures,
-        notes=_evidence_notes(by_task),
-    )
+    if o.self_generators is None:
+        o = dataclasses.replace(o, self_generators=tuple(getattr(judge.spec, "self_generators", ()) or ()))
+    meta = _run_meta(judge, records, o, set_desc=set_desc, n_skipped=n_skipped,
+                     n_changed=sum(p.n_changed for p in plans.values()))
+    analyses = analyze_run(records, out, meta=meta, notes=_evidence_notes(by_task), options=o)
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
     return CalibrationResult(analyses, records, files, out)
 
@@ -299,10 +241,8 @@ def _score_pending(
     judge: Judge,
     evaluators: dict[str, Evaluator],
     scores_path: Path,
-    *,
-    batch_size: int,
-    progress: bool,
-    executor: Executor | None = None,
+    o: CalibrationOptions,
+    executor: Executor | None,
 ) -> list[ScoreRecord]:
     """Every row's record: reused when its plan says so, else scored (loading the judge only then)."""
     pending = [t for t, p in plans.items() if p.todo]
@@ -322,7 +262,7 @@ def _score_pending(
             records += [plans[t].reuse[r.id] for r in rs]
             continue
         logger.info("scoring %d %s rows with %s", len(rs), t, type(sources[t]).__name__)
-        records += run(sources[t], rs, out=scores_path, batch_size=batch_size, progress=progress, executor=executor)
+        records += run(sources[t], rs, out=scores_path, batch_size=o.batch_size, progress=o.progress, executor=executor)
     return records
 
 
@@ -345,8 +285,8 @@ def _factories(model: Any, tasks: Sequence[str], model_options: Mapping[str, Any
 
 
 def _run_meta(
-    judge: Judge, records: Sequence[ScoreRecord], *, set_desc: str, n_skipped: int, threshold_strategy: str,
-    calibrator: str, self_generators: Sequence[str], seed: int | None, n_changed: int,
+    judge: Judge, records: Sequence[ScoreRecord], o: CalibrationOptions, *, set_desc: str, n_skipped: int,
+    n_changed: int,
 ) -> dict[str, Any]:
     """The run facts at the top of the report and in metrics.json."""
     if judge.used:
@@ -359,10 +299,10 @@ def _run_meta(
         "set": set_desc,
         "rows": len(records),
         "skipped_invalid_rows": n_skipped,
-        "threshold_strategy": threshold_strategy,
-        "calibrator": calibrator,
-        "self_generators": ", ".join(self_generators) or "(none)",
-        "seed": seed,
+        "threshold_strategy": o.threshold_strategy,
+        "calibrator": o.calibrator,
+        "self_generators": ", ".join(o.self_generators or ()) or "(none)",
+        "seed": o.seed,
     }
     if n_changed:
         meta["rescored_changed_rows"] = n_changed

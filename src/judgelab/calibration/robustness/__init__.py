@@ -45,6 +45,7 @@ from judgelab.calibration.robustness._results import (
 )
 from judgelab.calibration.robustness._stress import (
     CONSISTENCY_CHECKS,
+    StressOptions,
     stress,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "NoulProbe",
     "PARAPHRASES",
     "Perturbation",
+    "StressOptions",
     "StressResult",
     "TaskStress",
     "TemplateLayout",

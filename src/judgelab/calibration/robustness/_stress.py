@@ -45,11 +45,12 @@ from judgelab.calibration.robustness._perturb import Perturbation, perturb_rows,
 from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
 from judgelab.calibration.scoring._lazy import LazyModel
 from judgelab.calibration.scoring._run import run
+from judgelab.calibration._options import with_overrides
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import build_evaluator
 from judgelab.specs import DEFAULT_MODEL_ID
 
-__all__ = ["CONSISTENCY_CHECKS", "FenceComparison", "StressResult", "TaskStress", "stress"]
+__all__ = ["CONSISTENCY_CHECKS", "FenceComparison", "StressOptions", "StressResult", "TaskStress", "stress"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,27 +59,59 @@ CONSISTENCY_CHECKS: tuple[str, ...] = ("noul", "choice", "paraphrase")
 
 
 @dataclass(frozen=True)
-class _StressRun:
-    """What every task of one stress run shares: its options, its folder and its lazy model."""
+class StressOptions:
+    """The options of a stress run (every field is also a keyword of ``stress``).
 
+    Attributes
+    ----------
+    attacks
+        Perturbations (see ``resolve_attacks``); None for ``DEFAULT_ATTACKS``.
+    consistency
+        Which of ``noul``, ``choice``, ``paraphrase`` to ask (the first two
+        need an evaluator with a ``model``).
+    fence
+        Also score the clean and attacked rows with the fenced template
+        (``judgelab.evaluators.fenced``) and compare.
+    label_mass
+        Also score the clean rows reading the full output layer, for the
+        labels' share of the next-token probability (costs a full-vocabulary
+        pass per prompt).
+    low_mass
+        Label mass at or below which an answer counts as low-mass; None for
+        the run's lowest quarter.
+    limit, threshold_strategy, calibrator, batch_size, k_folds, n_resamples, seed, progress, figures
+        As for ``calibrate`` (``CalibrationOptions``).
+    """
+
+    attacks: str | Sequence[str] | None = None
+    consistency: Sequence[str] = CONSISTENCY_CHECKS
+    fence: bool = False
+    label_mass: bool = False
+    low_mass: float | None = None
+    limit: int | None = None
+    threshold_strategy: str = "balanced_accuracy"
+    calibrator: str = "platt"
+    batch_size: int = 8
+    k_folds: int = 5
+    n_resamples: int = 1000
+    seed: int | None = 0
+    progress: bool = True
+    figures: bool = True
+
+
+@dataclass(frozen=True)
+class _StressRun:
+    """What every task of one stress run shares: its options, perturbations, folder and lazy model."""
+
+    o: StressOptions
     perturbations: tuple[Perturbation, ...]
-    consistency: tuple[str, ...]
-    fence: bool
-    label_mass: bool
-    low_mass: float | None
-    strategy: str
-    calibrator: str
-    k_folds: int
-    batch_size: int
-    progress: bool
-    n_resamples: int
-    seed: int | None
     sdir: Path
     lazy: LazyModel | None
 
     def score(self, evaluator: Any, rows: Sequence[LabelledRow], name: str) -> dict[str, ScoreRecord]:
         """Score ``rows`` into ``stress/NAME`` (resumable), by row id."""
-        return by_id(run(evaluator, rows, out=self.sdir / name, batch_size=self.batch_size, progress=self.progress))
+        return by_id(run(evaluator, rows, out=self.sdir / name, batch_size=self.o.batch_size,
+                         progress=self.o.progress))
 
 
 def stress(
@@ -87,22 +120,10 @@ def stress(
     out: str | Path = "runs/stress",
     *,
     evaluator: str | Any | None = None,
-    attacks: str | Sequence[str] | None = None,
-    consistency: Sequence[str] = CONSISTENCY_CHECKS,
-    fence: bool = False,
-    label_mass: bool = False,
-    low_mass: float | None = None,
     task: str | Sequence[str] | None = None,
-    limit: int | None = None,
-    threshold_strategy: str = "balanced_accuracy",
-    calibrator: str = "platt",
-    batch_size: int = 8,
-    k_folds: int = 5,
-    n_resamples: int = 1000,
-    seed: int | None = 0,
-    progress: bool = True,
-    figures: bool = True,
     model_options: Mapping[str, Any] | None = None,
+    options: StressOptions | None = None,
+    **overrides: Any,
 ) -> StressResult:
     """Calibrate a judge on a labelled set, then measure what moves it.
 
@@ -121,34 +142,25 @@ def stress(
         An ``Evaluator`` (used for every task), an evaluator name (see
         ``judgelab.evaluators.build_evaluator``; ``fact-checking+fenced`` fences it) or None for
         each task's default.
-    attacks
-        Perturbations (see ``resolve_attacks``); None for ``DEFAULT_ATTACKS``.
-    consistency
-        Which of ``noul``, ``choice``, ``paraphrase`` to ask (the first two
-        need an evaluator with a ``model``).
-    fence
-        Also score the clean and attacked rows with the fenced template
-        (``judgelab.evaluators.fenced``) and compare.
-    label_mass
-        Also score the clean rows reading the full output layer, for the
-        labels' share of the next-token probability (costs a full-vocabulary
-        pass per prompt).
-    low_mass
-        Label mass at or below which an answer counts as low-mass; None for
-        the run's lowest quarter.
-    task, limit, threshold_strategy, calibrator, batch_size, k_folds, n_resamples, seed, progress, figures, model_options
+    task, model_options
         As for ``calibrate``.
+    options, overrides
+        A ``StressOptions``, or its fields as keywords (``attacks``,
+        ``consistency``, ``fence``, ``label_mass``, ``low_mass``, ``limit``,
+        ``threshold_strategy``, ``calibrator``, ``batch_size``, ``k_folds``,
+        ``n_resamples``, ``seed``, ``progress``, ``figures``; keywords win).
 
     Returns
     -------
     StressResult
     """
-    unknown = sorted({str(c) for c in consistency} - {*CONSISTENCY_CHECKS})
+    o = with_overrides(StressOptions, options, overrides, "stress")
+    unknown = sorted({str(c) for c in o.consistency} - {*CONSISTENCY_CHECKS})
     if unknown:
         raise JudgelabError(f"Unknown consistency check(s) {unknown}; known: {', '.join(CONSISTENCY_CHECKS)}.")
-    perturbations = resolve_attacks(attacks)
+    perturbations = resolve_attacks(o.attacks)
     rows, _, _ = resolve_set(set)
-    by_task = rows_by_task(rows, task=task, limit=limit)
+    by_task = rows_by_task(rows, task=task, limit=o.limit)
     if not by_task:
         raise DataError("No rows to stress" + (f" for task(s) {task}" if task else "") + ".")
     lazy = LazyModel(model, model_options or {}) if isinstance(model, (str, Path)) else None
@@ -158,21 +170,20 @@ def stress(
         given = evaluator is not None and not isinstance(evaluator, str)
         evaluators[t] = evaluator if given else build_evaluator(evaluator, judge, task=t)
     out = Path(out)
-    cfg = _StressRun(tuple(perturbations), tuple(consistency), fence, label_mass, low_mass, threshold_strategy,
-                     calibrator, k_folds, batch_size, progress, n_resamples, seed, out / "stress", lazy)
+    cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
     try:
         cal = calibrate(
             model, set, out,
-            task=list(by_task), threshold_strategy=threshold_strategy, calibrator=calibrator, limit=limit,
-            evaluators=evaluators, batch_size=batch_size, k_folds=k_folds, n_resamples=n_resamples, seed=seed,
-            progress=progress, figures=figures,
+            task=list(by_task), threshold_strategy=o.threshold_strategy, calibrator=o.calibrator, limit=o.limit,
+            evaluators=evaluators, batch_size=o.batch_size, k_folds=o.k_folds, n_resamples=o.n_resamples,
+            seed=o.seed, progress=o.progress, figures=o.figures,
         )
         all_perturbed: list[LabelledRow] = []
         tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
     finally:
         if lazy is not None:
             lazy.close()
-    return _finish(cfg, cal, tasks, out, figures=figures, limit=limit)
+    return _finish(cfg, cal, tasks, out)
 
 
 def _stress_task(cfg: _StressRun, t: str, rs: list[LabelledRow], ev: Any, cal: CalibrationResult,
@@ -180,50 +191,49 @@ def _stress_task(cfg: _StressRun, t: str, rs: list[LabelledRow], ev: Any, cal: C
     """Perturb one task's rows, score them and the probes, and measure (``all_perturbed`` grows)."""
     clean = by_id(cal.records)
     threshold = cal.analyses[t].threshold
-    perturbed = perturb_rows(rs, cfg.perturbations, template_layout(ev), seed=cfg.seed)
+    perturbed = perturb_rows(rs, cfg.perturbations, template_layout(ev), seed=cfg.o.seed)
     all_perturbed += perturbed
     cfg.sdir.mkdir(parents=True, exist_ok=True)
     write_rows(all_perturbed, cfg.sdir / "rows.jsonl")
     logger.info("stress %s: %d perturbed rows", t, len(perturbed))
     pert = cfg.score(ev, perturbed, "scores.jsonl")
-    table = attack_table(rs, cfg.perturbations, clean, pert, threshold, cfg.n_resamples, cfg.seed)
+    table = attack_table(rs, cfg.perturbations, clean, pert, threshold, cfg.o.n_resamples, cfg.o.seed)
     skipped = [p.key for p in cfg.perturbations if not any(a.key == p.key for a in table)]
-    probes = consistency_probes(ev, cfg.consistency)
+    probes = consistency_probes(ev, tuple(cfg.o.consistency))
     cons_recs: dict[str, ScoreRecord] = {}
     for key, probe in probes.items():
         cons_recs.update(cfg.score(probe, copies(rs, key), "consistency.jsonl"))
-    cons = consistency_table(rs, probes, clean, cons_recs, threshold, cfg.n_resamples, cfg.seed)
-    for check in cfg.consistency:
+    cons = consistency_table(rs, probes, clean, cons_recs, threshold, cfg.o.n_resamples, cfg.o.seed)
+    for check in cfg.o.consistency:
         if not any(c.check == check for c in cons):
             skipped.append(f"consistency:{check}")
     mass = None
-    if cfg.label_mass:
+    if cfg.o.label_mass:
         mass = _label_mass(cfg, rs, ev, threshold)
         if mass is None:
             skipped.append("label-mass")
     fence_cmp = None
-    if cfg.fence:
+    if cfg.o.fence:
         fence_cmp = _fence(cfg, rs, perturbed, ev, cal.analyses[t], (clean, pert))
     n_err = sum(1 for r in pert.values() if not r.ok) + sum(1 for r in cons_recs.values() if not r.ok)
     return TaskStress(t, getattr(ev, "name", type(ev).__name__), threshold, len(rs), table, cons,
                       mass, fence_cmp, n_err, skipped)
 
 
-def _finish(cfg: _StressRun, cal: CalibrationResult, tasks: dict[str, TaskStress], out: Path, *,
-            figures: bool, limit: int | None) -> StressResult:
+def _finish(cfg: _StressRun, cal: CalibrationResult, tasks: dict[str, TaskStress], out: Path) -> StressResult:
     """Write ``stress/stress.json`` and the report's Robustness section."""
     sdir = cfg.sdir
     files = dict(cal.files)
     files["stress_rows"] = sdir / "rows.jsonl"
     files["stress_scores"] = sdir / "scores.jsonl"
     files["stress_json"] = sdir / "stress.json"
-    meta = {"attacks": [p.key for p in cfg.perturbations], "consistency": list(cfg.consistency), "fence": cfg.fence,
-            "label_mass": cfg.label_mass, "seed": cfg.seed, "limit": limit}
+    meta = {"attacks": [p.key for p in cfg.perturbations], "consistency": list(cfg.o.consistency), "fence": cfg.o.fence,
+            "label_mass": cfg.o.label_mass, "seed": cfg.o.seed, "limit": cfg.o.limit}
     (sdir / "stress.json").write_text(json.dumps({"meta": meta, "tasks": {t: s.to_dict() for t, s in tasks.items()}},
                                                  indent=2, default=str) + "\n", encoding="utf-8")
     from judgelab.calibration.robustness._report import add_robustness_section
 
-    files.update(add_robustness_section(tasks, out, figures=figures))
+    files.update(add_robustness_section(tasks, out, figures=cfg.o.figures))
     return StressResult(cal, tasks, files, out)
 
 
@@ -252,7 +262,7 @@ def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Any, threshold
             items.append((r.fold_group, float(rec.label_mass), (rec.score >= threshold) == bool(r.label)))
     if not items:
         return None
-    return label_mass_stats(items, low_mass=cfg.low_mass, n_resamples=cfg.n_resamples, seed=cfg.seed)
+    return label_mass_stats(items, low_mass=cfg.o.low_mass, n_resamples=cfg.o.n_resamples, seed=cfg.o.seed)
 
 
 def _fence(cfg: _StressRun, rows: Sequence[LabelledRow], perturbed: Sequence[LabelledRow], ev: Any, before: Any,
@@ -270,11 +280,11 @@ def _fence(cfg: _StressRun, rows: Sequence[LabelledRow], perturbed: Sequence[Lab
     todo = list(rows) + [r for r in perturbed if r.id in keep]
     recs = cfg.score(fev, todo, "fenced.jsonl")
     fclean = {r.id: recs[r.id] for r in rows if r.id in recs}
-    fa = analyze(list(fclean.values()), strategy=cfg.strategy, calibrator=cfg.calibrator, k_folds=cfg.k_folds,
-                 n_resamples=cfg.n_resamples, seed=cfg.seed)
-    table = attack_table(rows, attacks, fclean, recs, fa.threshold, cfg.n_resamples, cfg.seed)
+    fa = analyze(list(fclean.values()), strategy=cfg.o.threshold_strategy, calibrator=cfg.o.calibrator, k_folds=cfg.o.k_folds,
+                 n_resamples=cfg.o.n_resamples, seed=cfg.o.seed)
+    table = attack_table(rows, attacks, fclean, recs, fa.threshold, cfg.o.n_resamples, cfg.o.seed)
     pooled = pooled_flip(rows, attacks, (*shipped, before.threshold), (fclean, recs, fa.threshold),
-                         cfg.n_resamples, cfg.seed)
+                         cfg.o.n_resamples, cfg.o.seed)
     return FenceComparison(before.threshold, fa.threshold, before.heldout["balanced_accuracy"],
                            fa.heldout["balanced_accuracy"], pooled["before"], pooled["after"], pooled["diff"],
                            tuple(table))

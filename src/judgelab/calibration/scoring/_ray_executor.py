@@ -240,135 +240,164 @@ class RayExecutor:
         actor_cls = ray.remote(_Replica).options(
             num_cpus=self.replica_threads, num_gpus=self.gpus_per_replica, max_restarts=0, max_task_retries=0
         )
-        slots = [_Slot(i) for i in range(min(self.replicas, len(blocks)))]
-        waiting: dict[Any, tuple[str, _Slot, int, Block | None]] = {}
-        block_reports: dict[int, BlockReport] = {}
-        attempts: dict[int, int] = {}
-        avoid: dict[int, set[int]] = {}
-        pending: deque[Block] = deque(blocks)
-        retried = restarted = 0
-
-        def start(slot: _Slot) -> None:
-            slot.handle = actor_cls.remote(factory, batch_size)
-            slot.ready = False
-            slot.in_flight = 0
-            waiting[slot.handle.ready.remote()] = ("ready", slot, slot.generation, None)
-
-        def lose(slot: _Slot, generation: int, why: BaseException) -> None:
-            nonlocal restarted
-            if generation != slot.generation or slot.dead:
-                return  # this actor was already replaced
-            ray.kill(slot.handle, no_restart=True)
-            self.replica_pids.pop(slot.index, None)
-            if slot.restarts >= self.max_restarts:
-                slot.dead = True
-                logger.warning("Ray replica %d died and is not restarted (%d restarts): %s", slot.index, slot.restarts, why)
-                return
-            slot.restarts += 1
-            slot.generation += 1
-            restarted += 1
-            logger.warning("Ray replica %d died (%s); restarting it", slot.index, type(why).__name__)
-            start(slot)
-
-        def next_block(slot: _Slot) -> Block | None:
-            # a block lost with this replica goes elsewhere, unless no other replica is up to take it
-            others = any(s is not slot and s.ready and not s.dead for s in slots)
-            for i, block in enumerate(pending):
-                if slot.index not in avoid.get(block.index, ()) or not others:
-                    del pending[i]
-                    return block
-            return None
-
+        sched = _Scheduler(self, ray, lambda: actor_cls.remote(factory, batch_size), blocks)
         try:
-            for slot in slots:
-                start(slot)
-            while pending or any(kind == "block" for kind, *_ in waiting.values()):
-                for slot in sorted(slots, key=lambda s: s.in_flight):
-                    while slot.ready and not slot.dead and slot.in_flight < self.blocks_in_flight and pending:
-                        # a second block only when every other replica (ready or still loading) can get a first
-                        idle = sum(1 for s in slots if s is not slot and not s.dead and s.in_flight == 0)
-                        if slot.in_flight and len(pending) <= idle:
-                            break
-                        block = next_block(slot)
-                        if block is None:
-                            break
-                        attempts[block.index] = attempts.get(block.index, 0) + 1
-                        waiting[slot.handle.score.remote(block.rows)] = ("block", slot, slot.generation, block)
-                        slot.in_flight += 1
-                if not waiting:
-                    raise ExecutorError(
-                        f"Every Ray replica died; {sum(len(b.rows) for b in pending)} rows were not scored "
-                        "(the rows already written are kept: rerun to resume).",
-                        executor="ray",
-                    )
-                (ref,), _ = ray.wait(list(waiting), num_returns=1)
-                kind, slot, generation, block = waiting.pop(ref)
-                try:
-                    value = ray.get(ref)
-                except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
-                        ray.exceptions.ObjectLostError, ray.exceptions.ActorUnavailableError) as exc:
-                    if kind == "ready" and _init_failed(exc):
-                        raise ExecutorError(
-                            f"Ray replica {slot.index} could not build its evaluator: {exc}. Check that the "
-                            "model resolves on every node ('judgelab models' there) and that judgelab is "
-                            "installed in the cluster's environment (runtime_env).",
-                            executor="ray",
-                        ) from exc
-                    if block is not None:
-                        if attempts[block.index] >= self.max_attempts:
-                            raise ExecutorError(
-                                f"Block {block.index} ({len(block.rows)} rows, first id {block.rows[0].id!r}) failed "
-                                f"{attempts[block.index]} times on Ray replicas; last error: {exc}. "
-                                "The rows already written are kept: rerun to resume.",
-                                executor="ray",
-                            ) from exc
-                        avoid.setdefault(block.index, set()).add(slot.index)
-                        pending.appendleft(block)
-                        retried += 1
-                        logger.warning("block %d lost with replica %d; retrying it on another replica", block.index, slot.index)
-                    lose(slot, generation, exc)
-                    continue
-                except ray.exceptions.RayTaskError as exc:
-                    raise ExecutorError(
-                        f"Ray replica {slot.index} raised while {'building its evaluator' if kind == 'ready' else 'scoring'}: "
-                        f"{exc}", executor="ray"
-                    ) from exc
-                if kind == "ready":
-                    slot.ready = True
-                    slot.pid, slot.node = value
-                    self.replica_pids[slot.index] = slot.pid
-                    continue
-                assert block is not None
-                records, decoded, seconds = value
-                slot.in_flight -= 1
-                slot.rows += len(records)
-                slot.blocks += 1
-                slot.seconds += seconds
-                slot.tokens = None if decoded is None or slot.tokens is None else slot.tokens + decoded
-                block_reports[block.index] = BlockReport(
-                    block.index, slot.index, tuple(r.id for r in block.rows), attempts[block.index], decoded, seconds
-                )
-                yield records
+            for slot in sched.slots:
+                sched.start(slot)
+            while sched.pending or any(kind == "block" for kind, *_ in sched.waiting.values()):
+                sched.dispatch()
+                records = sched.next_result()
+                if records is not None:
+                    yield records
         finally:
-            for slot in slots:
-                if slot.handle is not None:
-                    try:
-                        ray.kill(slot.handle, no_restart=True)
-                    except Exception:  # noqa: BLE001 - best effort: the actor may be gone already
-                        pass
-            self.report = ExecutionReport(
-                executor="ray",
-                rows=sum(s.rows for s in slots),
-                seconds=time.perf_counter() - t0,
-                replicas=tuple(
-                    ReplicaReport(s.index, s.rows, s.blocks, s.tokens, s.seconds, s.pid, s.node) for s in slots
-                ),
-                blocks=tuple(block_reports[i] for i in sorted(block_reports)),
-                retried_blocks=retried,
-                restarted_replicas=restarted,
-            )
+            sched.kill_all()
+            self.report = sched.report(time.perf_counter() - t0)
             if started:
                 ray.shutdown()
+
+
+class _Scheduler:
+    """One ``RayExecutor.execute`` call: its replicas (slots), the blocks still to score and what came back."""
+
+    def __init__(self, executor: RayExecutor, ray: Any, new_actor: Callable[[], Any], blocks: Sequence[Block]) -> None:
+        self.ex = executor
+        self.ray = ray
+        self.new_actor = new_actor
+        self.slots = [_Slot(i) for i in range(min(executor.replicas, len(blocks)))]
+        self.waiting: dict[Any, tuple[str, _Slot, int, Block | None]] = {}
+        self.block_reports: dict[int, BlockReport] = {}
+        self.attempts: dict[int, int] = {}
+        self.avoid: dict[int, set[int]] = {}
+        self.pending: deque[Block] = deque(blocks)
+        self.retried = 0
+        self.restarted = 0
+
+    def start(self, slot: _Slot) -> None:
+        slot.handle = self.new_actor()
+        slot.ready = False
+        slot.in_flight = 0
+        self.waiting[slot.handle.ready.remote()] = ("ready", slot, slot.generation, None)
+
+    def lose(self, slot: _Slot, generation: int, why: BaseException) -> None:
+        if generation != slot.generation or slot.dead:
+            return  # this actor was already replaced
+        self.ray.kill(slot.handle, no_restart=True)
+        self.ex.replica_pids.pop(slot.index, None)
+        if slot.restarts >= self.ex.max_restarts:
+            slot.dead = True
+            logger.warning("Ray replica %d died and is not restarted (%d restarts): %s", slot.index, slot.restarts, why)
+            return
+        slot.restarts += 1
+        slot.generation += 1
+        self.restarted += 1
+        logger.warning("Ray replica %d died (%s); restarting it", slot.index, type(why).__name__)
+        self.start(slot)
+
+    def next_block(self, slot: _Slot) -> Block | None:
+        # a block lost with this replica goes elsewhere, unless no other replica is up to take it
+        others = any(s is not slot and s.ready and not s.dead for s in self.slots)
+        for i, block in enumerate(self.pending):
+            if slot.index not in self.avoid.get(block.index, ()) or not others:
+                del self.pending[i]
+                return block
+        return None
+
+    def dispatch(self) -> None:
+        """Hand pending blocks to ready replicas, up to ``blocks_in_flight`` each."""
+        for slot in sorted(self.slots, key=lambda s: s.in_flight):
+            while slot.ready and not slot.dead and slot.in_flight < self.ex.blocks_in_flight and self.pending:
+                # a second block only when every other replica (ready or still loading) can get a first
+                idle = sum(1 for s in self.slots if s is not slot and not s.dead and s.in_flight == 0)
+                if slot.in_flight and len(self.pending) <= idle:
+                    break
+                block = self.next_block(slot)
+                if block is None:
+                    break
+                self.attempts[block.index] = self.attempts.get(block.index, 0) + 1
+                self.waiting[slot.handle.score.remote(block.rows)] = ("block", slot, slot.generation, block)
+                slot.in_flight += 1
+
+    def next_result(self) -> list[dict[str, Any]] | None:
+        """Wait for the next answer: a finished block's records, or ``None`` (a replica is ready or was lost)."""
+        ray = self.ray
+        if not self.waiting:
+            raise ExecutorError(
+                f"Every Ray replica died; {sum(len(b.rows) for b in self.pending)} rows were not scored "
+                "(the rows already written are kept: rerun to resume).",
+                executor="ray",
+            )
+        (ref,), _ = ray.wait(list(self.waiting), num_returns=1)
+        kind, slot, generation, block = self.waiting.pop(ref)
+        try:
+            value = ray.get(ref)
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
+                ray.exceptions.ObjectLostError, ray.exceptions.ActorUnavailableError) as exc:
+            self._lost(kind, slot, generation, block, exc)
+            return None
+        except ray.exceptions.RayTaskError as exc:
+            raise ExecutorError(
+                f"Ray replica {slot.index} raised while {'building its evaluator' if kind == 'ready' else 'scoring'}: "
+                f"{exc}", executor="ray"
+            ) from exc
+        if kind == "ready":
+            slot.ready = True
+            slot.pid, slot.node = value
+            self.ex.replica_pids[slot.index] = slot.pid
+            return None
+        assert block is not None
+        records, decoded, seconds = value
+        slot.in_flight -= 1
+        slot.rows += len(records)
+        slot.blocks += 1
+        slot.seconds += seconds
+        slot.tokens = None if decoded is None or slot.tokens is None else slot.tokens + decoded
+        self.block_reports[block.index] = BlockReport(
+            block.index, slot.index, tuple(r.id for r in block.rows), self.attempts[block.index], decoded, seconds
+        )
+        return records
+
+    def _lost(self, kind: str, slot: _Slot, generation: int, block: Block | None, exc: BaseException) -> None:
+        """A replica died while loading or scoring: requeue its block (or give up) and restart it."""
+        if kind == "ready" and _init_failed(exc):
+            raise ExecutorError(
+                f"Ray replica {slot.index} could not build its evaluator: {exc}. Check that the "
+                "model resolves on every node ('judgelab models' there) and that judgelab is "
+                "installed in the cluster's environment (runtime_env).",
+                executor="ray",
+            ) from exc
+        if block is not None:
+            if self.attempts[block.index] >= self.ex.max_attempts:
+                raise ExecutorError(
+                    f"Block {block.index} ({len(block.rows)} rows, first id {block.rows[0].id!r}) failed "
+                    f"{self.attempts[block.index]} times on Ray replicas; last error: {exc}. "
+                    "The rows already written are kept: rerun to resume.",
+                    executor="ray",
+                ) from exc
+            self.avoid.setdefault(block.index, set()).add(slot.index)
+            self.pending.appendleft(block)
+            self.retried += 1
+            logger.warning("block %d lost with replica %d; retrying it on another replica", block.index, slot.index)
+        self.lose(slot, generation, exc)
+
+    def kill_all(self) -> None:
+        for slot in self.slots:
+            if slot.handle is not None:
+                try:
+                    self.ray.kill(slot.handle, no_restart=True)
+                except Exception:  # noqa: BLE001 - best effort: the actor may be gone already
+                    pass
+
+    def report(self, seconds: float) -> ExecutionReport:
+        slots = self.slots
+        return ExecutionReport(
+            executor="ray",
+            rows=sum(s.rows for s in slots),
+            seconds=seconds,
+            replicas=tuple(ReplicaReport(s.index, s.rows, s.blocks, s.tokens, s.seconds, s.pid, s.node) for s in slots),
+            blocks=tuple(self.block_reports[i] for i in sorted(self.block_reports)),
+            retried_blocks=self.retried,
+            restarted_replicas=self.restarted,
+        )
 
 
 def _init_failed(exc: BaseException) -> bool:
