@@ -92,9 +92,11 @@ from judgelab.calibration.analysis import (
 )
 from judgelab.calibration.policy import (
     GateResult,
+    LTTSettings,
     PassRateEstimate,
     Policy,
     estimate_pass_rate,
+    fit_and_save_policy,
     fit_policy,
     gate,
     heldout_policy,
@@ -146,6 +148,7 @@ __all__ = [
     "IMPORTERS",
     "Interval",
     "IsotonicCalibrator",
+    "LTTSettings",
     "LabelledRow",
     "LabelledSet",
     "LazyModel",
@@ -179,6 +182,7 @@ __all__ = [
     "default_set_path",
     "estimate_pass_rate",
     "expected_calibration_error",
+    "fit_and_save_policy",
     "fit_policy",
     "gate",
     "heldout_policy",

@@ -85,14 +85,16 @@ def records_for(spec: str, *, task: str, model: str | None, out: Path, unlabelle
     if not model:
         raise DataError("The run does not name its model; pass --model.")
     from judgelab.engine import load_model
-    from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator
+    from judgelab.evaluators import build_evaluator, default_evaluator_name
+    from judgelab.errors import JudgelabError
 
-    makers = {"fact-check": FactCheckingEvaluator, "relevancy": RelevancyEvaluator}
-    if task not in makers:
-        raise DataError(f"Cannot score task {task!r} here; score the set with calibrate first and pass its run.")
+    try:
+        default_evaluator_name(task)
+    except JudgelabError:
+        raise DataError(f"Cannot score task {task!r} here; score the set with calibrate first and pass its run.") from None
     options = {"n_threads": threads} if threads else {}
     judge = load_model(model, **options)
     try:
-        return run(makers[task](judge), rows, out=out / "scores.jsonl", progress=progress)
+        return run(build_evaluator(None, judge, task=task), rows, out=out / "scores.jsonl", progress=progress)
     finally:
         judge.close()

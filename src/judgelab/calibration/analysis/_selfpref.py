@@ -140,6 +140,34 @@ def _gap(passed: np.ndarray, is_self: np.ndarray, rng: np.random.Generator, n_re
     return Interval(float(est), float(lo), float(hi), confidence), float(p)
 
 
+def _verdict(patterns: tuple[str, ...], gens: Sequence[str], self_stats: GeneratorStats,
+             other_stats: GeneratorStats, gap_pos: float, p_pos: float) -> tuple[bool, str]:
+    """Whether the gap is measurable on these rows, and the sentence the report prints."""
+    counts = {
+        "self, label 1": self_stats.n_pos,
+        "self, label 0": self_stats.n_neg,
+        "other, label 1": other_stats.n_pos,
+        "other, label 0": other_stats.n_neg,
+    }
+    short = {k: v for k, v in counts.items() if v < MIN_ROWS}
+    if not patterns:
+        return False, "not measurable: the model spec names no self generators (pass --self-generators)."
+    if not gens:
+        return False, "not measurable on this set: no row names its generator."
+    if short:
+        return False, (
+            "not measurable on this set: too few rows to conclude ("
+            + ", ".join(f"{k}: {v}" for k, v in short.items())
+            + f"; at least {MIN_ROWS} of each are needed)."
+        )
+    sig = p_pos < 0.05
+    return True, (
+        f"equal-opportunity gap (label 1) {gap_pos:+.3f} (p = {p_pos:.3g}): "
+        + ("the judge passes its own family's correct responses at a different rate." if sig
+           else "no significant difference at the 5% level.")
+    )
+
+
 def self_preference(
     passed: Sequence[bool],
     labels: Sequence[int],
@@ -190,32 +218,7 @@ def self_preference(
     pos, neg = label_a == 1, label_a == 0
     gap_pos, p_pos = _gap(passed_a[pos], is_self[pos], rng, n_resamples, n_permutations, confidence)
     gap_neg, p_neg = _gap(passed_a[neg], is_self[neg], rng, n_resamples, n_permutations, confidence)
-    counts = {
-        "self, label 1": self_stats.n_pos,
-        "self, label 0": self_stats.n_neg,
-        "other, label 1": other_stats.n_pos,
-        "other, label 0": other_stats.n_neg,
-    }
-    short = {k: v for k, v in counts.items() if v < MIN_ROWS}
-    if not patterns:
-        measurable, message = False, "not measurable: the model spec names no self generators (pass --self-generators)."
-    elif not gens:
-        measurable, message = False, "not measurable on this set: no row names its generator."
-    elif short:
-        measurable = False
-        message = (
-            "not measurable on this set: too few rows to conclude ("
-            + ", ".join(f"{k}: {v}" for k, v in short.items())
-            + f"; at least {MIN_ROWS} of each are needed)."
-        )
-    else:
-        measurable = True
-        sig = p_pos < 0.05
-        message = (
-            f"equal-opportunity gap (label 1) {gap_pos:+.3f} (p = {p_pos:.3g}): "
-            + ("the judge passes its own family's correct responses at a different rate." if sig
-               else "no significant difference at the 5% level.")
-        )
+    measurable, message = _verdict(patterns, gens, self_stats, other_stats, gap_pos, p_pos)
     return SelfPreference(
         patterns=patterns,
         by_generator=by_gen,

@@ -17,6 +17,7 @@ from judgelab.calibration.data._importers import (
 )
 from judgelab.calibration.data._records import (
     ScoreRecord,
+    judge_values,
     read_scores,
     row_hash,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "import_set",
     "import_summedits",
     "import_wice",
+    "judge_values",
     "load_rows",
     "read_scores",
     "resolve_set",

@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import DataError
 
-__all__ = ["ScoreRecord", "read_scores", "row_hash"]
+__all__ = ["ScoreRecord", "judge_values", "read_scores", "row_hash"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,13 @@ class ScoreRecord(BaseModel):
     def fold_key(self) -> str:
         """The cross-validation group: ``fold_group``, or the id for old records without it."""
         return self.fold_group if self.fold_group else self.id
+
+
+def judge_values(records: Iterable[ScoreRecord], field: str) -> list[str]:
+    """The distinct values of a judge identity field (``spec_hash``, ``template_hash``, ``model``,
+    ``evaluator``...) over ``records``, sorted; unset ones left out. Also reads fields an older or
+    newer judgelab wrote that this ``ScoreRecord`` does not declare."""
+    return sorted({str(getattr(r, field, None) or (r.model_extra or {}).get(field) or "") for r in records} - {""})
 
 
 def row_hash(row: LabelledRow) -> str:

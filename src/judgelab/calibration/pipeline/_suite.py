@@ -158,12 +158,9 @@ def calibrate(
     Parameters
     ----------
     model
-        A loaded ``JudgeModel``; or a loader, a callable returning one, with
-        a ``spec`` attribute naming its ``ModelSpec`` when known (called only
-        when rows must be scored: a finished run is re-analysed without it;
-        the CLI passes one); or a model id or path, loaded with
-        ``judgelab.engine.load_model`` and ``model_options``. Ignored for
-        tasks covered by ``evaluators``.
+        A loaded ``JudgeModel``; a ``LazyModel`` or other loader (a callable
+        returning one, called only when rows must be scored); or a model id or
+        path. Ignored for tasks covered by ``evaluators``.
     set
         A labelled JSONL file, ``KIND:PATH`` to import on the fly (e.g.
         ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the

@@ -14,6 +14,7 @@ from judgelab.calibration.policy._gate import (
     gate,
 )
 from judgelab.calibration.policy._ltt import (
+    LTTSettings,
     PolicyFit,
     Risk,
     fit_arrays,
@@ -21,6 +22,7 @@ from judgelab.calibration.policy._ltt import (
 )
 from judgelab.calibration.policy._policy import (
     Policy,
+    fit_and_save_policy,
     fit_policy,
     heldout_policy,
     load_policy,
@@ -33,6 +35,7 @@ from judgelab.calibration.policy._risk_bounds import (
 
 __all__ = [
     "GateResult",
+    "LTTSettings",
     "PassRateEstimate",
     "Policy",
     "PolicyFit",
@@ -40,6 +43,7 @@ __all__ = [
     "betting_pvalue",
     "binomial_pvalue",
     "estimate_pass_rate",
+    "fit_and_save_policy",
     "fit_arrays",
     "fit_policy",
     "gate",

@@ -25,7 +25,7 @@ import numpy as np
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data._records import ScoreRecord, judge_values
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["GateResult", "gate"]
@@ -75,10 +75,6 @@ class GateResult:
                 "label_tolerance": self.label_tolerance, "max_drop": self.max_drop, "checks": self.checks}
 
 
-def _values(records: Sequence[ScoreRecord], name: str) -> list[str]:
-    return sorted({str(getattr(r, name, None) or (r.model_extra or {}).get(name) or "") for r in records} - {""})
-
-
 def _criteria(records: Sequence[ScoreRecord]) -> list[str]:
     return sorted({k for r in records for k in (r.criteria or {})})
 
@@ -86,7 +82,7 @@ def _criteria(records: Sequence[ScoreRecord]) -> list[str]:
 def _identity_change(base: Sequence[ScoreRecord], new: Sequence[ScoreRecord]) -> tuple[str | None, dict[str, str]]:
     checks = {}
     for name, what in (("spec_hash", "model spec"), ("template_hash", "template"), ("evaluator", "evaluator")):
-        a, b = _values(base, name), _values(new, name)
+        a, b = judge_values(base, name), judge_values(new, name)
         checks[what] = "same" if a == b else f"baseline {', '.join(a) or '-'}, new {', '.join(b) or '-'}"
         if a != b:
             return f"the {what} changed (baseline {', '.join(a) or 'none'}, new {', '.join(b) or 'none'})", checks

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
+from judgelab.calibration._options import with_overrides
 from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.errors import JudgelabError
 
-__all__ = ["PolicyFit", "Risk", "fit_arrays", "policy_decisions"]
+__all__ = ["LTTSettings", "PolicyFit", "Risk", "fit_arrays", "policy_decisions"]
 
 Risk = Literal["error", "false-pass"]
 
@@ -116,9 +117,11 @@ def _grid_pvalues(st: _PairStats, alpha: float, mondrian: bool) -> np.ndarray:
     return p
 
 
-def _unit_pvalue(d: _Units, lower: float, upper: float, *, alpha: float, delta: float, risk: str,
-                 mondrian: bool, m: int, m0: int, order: np.ndarray) -> float:
-    """Betting p-value on units of several rows for one pair (see ``_risk_bounds``)."""
+def _unit_pvalue(d: _Units, lower: float, upper: float, cfg: LTTSettings, sizes: tuple[int, int],
+                 order: np.ndarray) -> float:
+    """Betting p-value on units of several rows for one pair (see ``_risk_bounds``); ``sizes``: (m, m0)."""
+    alpha, delta, risk, mondrian = cfg.alpha, cfg.delta, cfg.risk, cfg.mondrian
+    m, m0 = sizes
     fail, pas = d.s < lower, d.s >= upper
     false_pass = pas & (d.y == 0)
     bad = false_pass | (fail & (d.y == 1)) if risk == "error" else false_pass
@@ -202,8 +205,9 @@ class PolicyFit:
     note: str
 
 
-def _fit(d: _Units, *, alpha: float, delta: float, risk: str, mondrian: bool,
-         ordering_fraction: float, seed: int | None, max_grid: int) -> PolicyFit:
+def _fit(d: _Units, cfg: LTTSettings) -> PolicyFit:
+    alpha, delta, risk, mondrian = cfg.alpha, cfg.delta, cfg.risk, cfg.mondrian
+    ordering_fraction, seed, max_grid = cfg.ordering_fraction, cfg.seed, cfg.max_grid
     nu = d.n_units
     m = _unit_size(d.unit)
     m0 = _unit_size(d.unit, d.y == 0)
@@ -227,8 +231,7 @@ def _fit(d: _Units, *, alpha: float, delta: float, risk: str, mondrian: bool,
         p_test = np.ones(len(cand))
         for k, c in enumerate(cand):  # fixed sequence: stop at the first pair not rejected
             i, j = np.unravel_index(c, (G, G))
-            p_test[k] = _unit_pvalue(dt, g[i], g[j], alpha=alpha, delta=delta, risk=risk, mondrian=mondrian,
-                                     m=m, m0=m0, order=unit_order)
+            p_test[k] = _unit_pvalue(dt, g[i], g[j], cfg, (m, m0), unit_order)
             if p_test[k] > delta:
                 break
     fails = np.flatnonzero(p_test > delta)  # fixed-sequence testing: stop at the first non-rejection
@@ -304,15 +307,40 @@ def _check_args(alpha: float, delta: float, risk: str, ordering_fraction: float)
         raise JudgelabError(f"The 'risk' parameter of fit_policy must be 'error' or 'false-pass'. Got {risk!r} instead.")
 
 
-def fit_arrays(s, y, unit=None, *, alpha: float = 0.1, delta: float = 0.1, risk: Risk = "error",
-               mondrian: bool = False, ordering_fraction: float = 0.3, seed: int | None = 0,
-               max_grid: int = 64) -> PolicyFit:
-    """``fit_policy`` on plain arrays (scores, labels, unit ids; no unit ids: every row its own unit)."""
-    _check_args(alpha, delta, risk, ordering_fraction)
+@dataclass(frozen=True)
+class LTTSettings:
+    """What a Learn-then-Test policy fit guarantees and how it searches.
+
+    ``risk`` among decided rows <= ``alpha`` with probability >= 1 - ``delta``
+    (``mondrian``: also P(PASS | label 0) <= ``alpha``); ``ordering_fraction``
+    of the units order the candidate pairs (seeded by ``seed``), the rest test
+    them; ``max_grid`` candidate thresholds.
+    """
+
+    alpha: float = 0.1
+    delta: float = 0.1
+    risk: Risk = "error"
+    mondrian: bool = False
+    ordering_fraction: float = 0.3
+    seed: int | None = 0
+    max_grid: int = 64
+
+    def check(self) -> None:
+        _check_args(self.alpha, self.delta, self.risk, self.ordering_fraction)
+
+
+def fit_arrays(s, y, unit=None, settings: LTTSettings | None = None, **overrides: Any) -> PolicyFit:
+    """``fit_policy`` on plain arrays (scores, labels, unit ids; no unit ids: every row its own unit).
+
+    ``settings`` is an ``LTTSettings``, or its fields as keywords (``alpha``,
+    ``delta``, ``risk``, ``mondrian``, ``ordering_fraction``, ``seed``,
+    ``max_grid``).
+    """
+    cfg = with_overrides(LTTSettings, settings, overrides, "fit_arrays")
+    cfg.check()
     s = np.asarray(s, dtype=float)
     unit = np.arange(len(s)) if unit is None else unit
-    return _fit(_as_units(s, y, unit), alpha=alpha, delta=delta, risk=risk, mondrian=mondrian,
-                ordering_fraction=ordering_fraction, seed=seed, max_grid=max_grid)
+    return _fit(_as_units(s, y, unit), cfg)
 
 
 def policy_decisions(lower: float | None, upper: float | None, scores) -> np.ndarray:

@@ -56,11 +56,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgelab.calibration.policy._ltt import PolicyFit, Risk, fit_arrays, policy_decisions
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.policy._ltt import LTTSettings, PolicyFit, Risk, fit_arrays, policy_decisions
+from judgelab.calibration._options import with_overrides
+from judgelab.calibration.data._records import ScoreRecord, judge_values
 from judgelab.errors import DataError, PolicyMismatchError
 
-__all__ = ["Policy", "PolicyFit", "Risk", "fit_arrays", "fit_policy", "heldout_policy", "load_policy", "policy_decisions"]
+__all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_and_save_policy", "fit_arrays", "fit_policy", "heldout_policy", "load_policy", "policy_decisions"]
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +197,7 @@ def _one_task(records: Sequence[ScoreRecord]) -> tuple[str, list[ScoreRecord]]:
 
 
 def _identity(records: Sequence[ScoreRecord], field: str) -> str | None:
-    values = sorted({str(getattr(r, field, None) or (r.model_extra or {}).get(field) or "") for r in records} - {""})
+    values = judge_values(records, field)
     if len(values) > 1:
         raise DataError(f"The records mix {field}s {values}; fit a policy on the rows of one judge.")
     return values[0] if values else None
@@ -204,15 +205,10 @@ def _identity(records: Sequence[ScoreRecord], field: str) -> str | None:
 
 def fit_policy(
     records: Sequence[ScoreRecord],
+    settings: LTTSettings | None = None,
     *,
-    alpha: float = 0.1,
-    delta: float = 0.1,
-    risk: Risk = "error",
-    mondrian: bool = False,
-    ordering_fraction: float = 0.3,
-    seed: int | None = 0,
-    max_grid: int = 64,
     set_name: str | None = None,
+    **overrides: Any,
 ) -> Policy:
     """Choose pass/fail/abstain thresholds whose risk among decided rows is <= ``alpha`` w.p. >= 1 - ``delta``.
 
@@ -222,21 +218,15 @@ def fit_policy(
         One task's scored records (``read_scores``); rows that failed to
         score are left out. Rows sharing ``fold_key`` (``meta["pair"]``) are
         one unit.
-    alpha
-        The risk level, in (0, 1).
-    delta
-        The probability the guarantee may fail, in (0, 1).
-    risk
-        ``"error"``: wrong decisions among decided rows; ``"false-pass"``:
-        rows passed that should fail, among decided rows.
-    mondrian
-        Also bound ``P(PASS | label 0) <= alpha`` on the label-0 rows.
-    ordering_fraction
-        Share of the units used to order the candidate pairs (not tested on).
-    seed
-        Seed of the ordering/testing split of the units.
-    max_grid
-        Most candidate thresholds (quantiles of the ordering slice's scores).
+    settings, overrides
+        An ``LTTSettings``, or its fields as keywords: ``alpha`` (the risk
+        level), ``delta`` (the probability the guarantee may fail),
+        ``risk`` (``"error"``: wrong decisions among decided rows;
+        ``"false-pass"``: rows passed that should fail, among decided rows),
+        ``mondrian`` (also bound ``P(PASS | label 0) <= alpha``),
+        ``ordering_fraction`` (share of the units that order the candidate
+        pairs, not tested on), ``seed`` (of that split) and ``max_grid``
+        (most candidate thresholds).
     set_name
         Recorded in the policy.
 
@@ -245,22 +235,36 @@ def fit_policy(
     Policy
         ``feasible=False`` (and ``rows_needed``) when no pair is certified.
     """
+    cfg = with_overrides(LTTSettings, settings, overrides, "fit_policy")
     task, ok = _one_task(records)
-    fit = fit_arrays([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok], alpha=alpha,
-                     delta=delta, risk=risk, mondrian=mondrian, ordering_fraction=ordering_fraction, seed=seed,
-                     max_grid=max_grid)
-    return _policy_from_fit(fit, ok, task=task, alpha=alpha, delta=delta, risk=risk, mondrian=mondrian,
-                            ordering_fraction=ordering_fraction, seed=seed, set_name=set_name)
+    fit = fit_arrays([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok], cfg)
+    return _policy_from_fit(fit, ok, task, cfg, set_name)
 
 
-def _policy_from_fit(fit: PolicyFit, ok, *, task, alpha, delta, risk, mondrian, ordering_fraction, seed, set_name) -> Policy:
+def fit_and_save_policy(
+    records: Sequence[ScoreRecord], path: str | Path, settings: LTTSettings | None = None, *,
+    set_name: str | None = None, **overrides: Any,
+) -> Policy:
+    """``fit_policy`` plus its held-out check (``heldout_policy``), saved to ``path``: what
+    ``judgelab policy`` and the report's Deployment section both write."""
+    cfg = with_overrides(LTTSettings, settings, overrides, "fit_and_save_policy")
+    policy = fit_policy(records, cfg, set_name=set_name)
+    held = heldout_policy(records, alpha=cfg.alpha, delta=cfg.delta, risk=cfg.risk, mondrian=cfg.mondrian,
+                          seed=cfg.seed)
+    policy = policy.model_copy(update={"heldout": held})
+    policy.save(path)
+    return policy
+
+
+def _policy_from_fit(fit: PolicyFit, ok: Sequence[ScoreRecord], task: str, cfg: LTTSettings,
+                     set_name: str | None) -> Policy:
     def num(x):
         return None if isinstance(x, float) and math.isnan(x) else x
 
     return Policy(
-        task=task, lower=fit.lower, upper=fit.upper, alpha=alpha, delta=delta, risk=risk, mondrian=mondrian,
-        feasible=fit.feasible, n=fit.n, n_units=fit.n_units, unit_size=fit.unit_size,
-        ordering_fraction=ordering_fraction, seed=seed,
+        task=task, lower=fit.lower, upper=fit.upper, alpha=cfg.alpha, delta=cfg.delta, risk=cfg.risk,
+        mondrian=cfg.mondrian, feasible=fit.feasible, n=fit.n, n_units=fit.n_units, unit_size=fit.unit_size,
+        ordering_fraction=cfg.ordering_fraction, seed=cfg.seed,
         spec_hash=_identity(ok, "spec_hash"), template_hash=_identity(ok, "template_hash"),
         model=_identity(ok, "model"), evaluator=_identity(ok, "evaluator"), set=set_name,
         calibration={"coverage": fit.coverage, "risk": num(fit.risk_value), "error": num(fit.error),

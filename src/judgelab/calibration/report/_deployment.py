@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
-from judgelab.calibration.policy._policy import Policy, fit_policy, heldout_policy
+from judgelab.calibration.policy._policy import Policy, fit_and_save_policy
 from judgelab.calibration.data._records import ScoreRecord
 
 __all__ = ["Deployment", "deployment_for", "deployment_html", "deployment_markdown", "risk_coverage_curve"]
@@ -59,11 +59,9 @@ def deployment_for(records: Sequence[ScoreRecord], out_dir: str | Path, *, alpha
                    single_task: bool = True) -> Deployment:
     """Fit and save one task's policy (``policy.json``, or ``policy-TASK.json`` beside others) for the report."""
     out = Path(out_dir)
-    policy = fit_policy(records, alpha=alpha, delta=delta, risk=risk, seed=seed, set_name=set_name)
-    held = heldout_policy(records, alpha=alpha, delta=delta, risk=risk, seed=seed)
-    policy = policy.model_copy(update={"heldout": held})
-    name = "policy.json" if single_task else f"policy-{policy.task}.json"
-    policy.save(out / name)
+    task = records[0].task if records else ""
+    name = "policy.json" if single_task else f"policy-{task}.json"
+    policy = fit_and_save_policy(records, out / name, alpha=alpha, delta=delta, risk=risk, seed=seed, set_name=set_name)
     return Deployment(policy.task, policy, name, risk_coverage_curve(records, risk=risk),
                       _commands(out, policy.task, alpha, delta))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -107,23 +107,7 @@ def run(
         executor = LocalExecutor()
     bar = _progress(len(rows), len(rows) - len(todo), progress)
     chunks = executor.execute(evaluator, todo, batch_size=batch_size) if todo else iter(())
-    try:
-        with out.open("a", encoding="utf-8") as fh:
-            for records in chunks:
-                for rec in records:
-                    _check_same_model(rec, hashes, out)
-                # one write and one fsync per batch or block: a kill loses at most what is in flight
-                fh.write("".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records))
-                fh.flush()
-                os.fsync(fh.fileno())
-                if bar is not None:
-                    bar.update(len(records))
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()  # stops the executor's work (a generator's finally frees replicas and models)
-        if bar is not None:
-            bar.close()
+    _append(out, chunks, hashes, bar)
     if executor.report is not None and todo:
         logger.info("%s", executor.report.summary())
     by_id = {r.id: r for r in read_scores(out)}
@@ -156,3 +140,24 @@ def _drop_records(path: Path, ids: set[str]) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _append(out: Path, chunks: Iterator[list[dict[str, Any]]], hashes: set[str], bar: Any) -> None:
+    """Append each batch of records as it arrives (one write and one fsync per batch or block)."""
+    try:
+        with out.open("a", encoding="utf-8") as fh:
+            for records in chunks:
+                for rec in records:
+                    _check_same_model(rec, hashes, out)
+                # one write and one fsync per batch or block: a kill loses at most what is in flight
+                fh.write("".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records))
+                fh.flush()
+                os.fsync(fh.fileno())
+                if bar is not None:
+                    bar.update(len(records))
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # stops the executor's work (a generator's finally frees replicas and models)
+        if bar is not None:
+            bar.close()
