@@ -10,8 +10,11 @@ from judgelab.calibration.analysis._analysis import (
 )
 from judgelab.calibration.analysis._bootstrap import (
     Interval,
+    Resampling,
     bootstrap_interval,
     bootstrap_many,
+    paired_difference,
+    unpaired_difference,
 )
 from judgelab.calibration.analysis._calibrators import (
     CALIBRATORS,
@@ -74,6 +77,7 @@ __all__ = [
     "METRICS",
     "NotFittedError",
     "PlattCalibrator",
+    "Resampling",
     "SelfPreference",
     "SplitPlan",
     "THRESHOLD_METRICS",
@@ -95,9 +99,11 @@ __all__ = [
     "load_calibrator",
     "make_calibrator",
     "mcnemar_test",
+    "paired_difference",
     "parse_strategy",
     "self_preference",
     "split_plan",
     "threshold_curve",
+    "unpaired_difference",
     "write_criteria_thresholds",
 ]

@@ -11,7 +11,7 @@ import numpy as np
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["Interval", "bootstrap_interval", "bootstrap_many"]
+__all__ = ["Interval", "Resampling", "bootstrap_interval", "bootstrap_many", "paired_difference", "unpaired_difference"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class Interval:
         if math.isnan(self.low):
             return f"{self.estimate:{spec}} [n/a]"
         return f"{self.estimate:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """Bootstrap settings: how many resamples, the interval level, the seed (``None``: fresh randomness)."""
+
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int | None = 0
 
 
 def _clean(x: float) -> float | None:
@@ -157,3 +166,67 @@ def bootstrap_interval(
         strata=strata,
     )
     return res["v"]
+
+
+def paired_difference(
+    statistic: Callable[..., float],
+    shared: Sequence[np.ndarray],
+    a: Sequence[np.ndarray],
+    b: Sequence[np.ndarray],
+    *,
+    units=None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Interval:
+    """Interval of ``statistic(*shared, *b) - statistic(*shared, *a)`` over the same rows, resampled together.
+
+    For two judges (or two runs) scored on the same rows: ``shared`` are the
+    row arrays both use (e.g. the labels), ``a`` and ``b`` each side's (e.g.
+    the scores). Rows are resampled once for both sides; rows sharing a unit
+    (``units``: ``meta["pair"]``) are resampled as a whole when any unit holds
+    more than one row.
+    """
+    k_shared, k_a = len(shared), len(a)
+
+    def stat(*arrays):
+        s, x, y = arrays[:k_shared], arrays[k_shared:k_shared + k_a], arrays[k_shared + k_a:]
+        return {"d": statistic(*s, *y) - statistic(*s, *x)}
+
+    clusters = None
+    if units is not None:
+        units = np.asarray(units)
+        clusters = units if len(set(units.tolist())) < len(units) else None
+    return bootstrap_many(stat, [*shared, *a, *b], n_resamples=n_resamples, seed=seed, confidence=confidence,
+                          clusters=clusters)["d"]
+
+
+def unpaired_difference(
+    statistic: Callable[..., float],
+    a: Sequence[np.ndarray],
+    b: Sequence[np.ndarray],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Interval:
+    """Interval of ``statistic(*b) - statistic(*a)`` for two independent samples, each resampled on its own.
+
+    The rows of ``a`` are drawn first, then those of ``b``, from one seeded
+    generator; resamples where the difference is nan are left out.
+    """
+    rng = np.random.default_rng(seed)
+
+    def draws(arrays):
+        arrays = [np.asarray(x) for x in arrays]
+        point = statistic(*arrays)
+        idx = rng.integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
+        return point, np.array([statistic(*(x[i] for x in arrays)) for i in idx])
+
+    pa, da = draws(a)
+    pb, db = draws(b)
+    d = db - da
+    d = d[~np.isnan(d)]
+    q = (1 - confidence) / 2
+    lo, hi = np.quantile(d, [q, 1 - q]) if len(d) else (math.nan, math.nan)
+    return Interval(float(pb - pa), float(lo), float(hi), confidence)

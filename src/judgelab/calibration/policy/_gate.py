@@ -20,10 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration._options import with_overrides
+from judgelab.calibration.analysis._bootstrap import Interval, Resampling, paired_difference, unpaired_difference
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
 from judgelab.calibration.data._records import ScoreRecord, judge_values
 from judgelab.errors import DataError, JudgelabError
@@ -110,34 +112,22 @@ def _difference(base: list[ScoreRecord], new: list[ScoreRecord], metric: str, th
     b = {r.id: r for r in base}
     shared = [r for r in new if r.id in b and b[r.id].label == r.label]
     paired = len(shared) >= max(1, len(new) / 2)
+
+    def value(y, s):
+        return fast_binary_metrics(y, s, threshold)[metric]
+
+    resampling = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     if paired:
         y = np.array([r.label for r in shared])
         sb = np.array([b[r.id].score for r in shared], dtype=float)
         sn = np.array([r.score for r in shared], dtype=float)
-        clusters = np.array([r.fold_key for r in shared])
+        units = np.array([r.fold_key for r in shared])
+        return paired_difference(value, [y], [sb], [sn], units=units, **resampling), True, len(shared)
 
-        def stat(y, sb, sn):
-            return {"d": fast_binary_metrics(y, sn, threshold)[metric] - fast_binary_metrics(y, sb, threshold)[metric]}
+    def arrays(recs):
+        return [np.array([r.label for r in recs]), np.array([r.score for r in recs], dtype=float)]
 
-        iv = bootstrap_many(stat, [y, sb, sn], n_resamples=n_resamples, seed=seed, confidence=confidence,
-                            clusters=clusters if len(set(clusters)) < len(clusters) else None)["d"]
-        return iv, True, len(shared)
-    rng = np.random.default_rng(seed)
-
-    def draws(recs):
-        y = np.array([r.label for r in recs])
-        s = np.array([r.score for r in recs], dtype=float)
-        point = fast_binary_metrics(y, s, threshold)[metric]
-        idx = rng.integers(0, len(y), size=(n_resamples, len(y)))
-        return point, np.array([fast_binary_metrics(y[i], s[i], threshold)[metric] for i in idx])
-
-    pb, db = draws(base)
-    pn, dn = draws(new)
-    d = dn - db
-    d = d[~np.isnan(d)]
-    a = (1 - confidence) / 2
-    lo, hi = np.quantile(d, [a, 1 - a]) if len(d) else (math.nan, math.nan)
-    return Interval(float(pn - pb), float(lo), float(hi), confidence), False, len(shared)
+    return unpaired_difference(value, arrays(base), arrays(new), **resampling), False, len(shared)
 
 
 def gate(
@@ -148,9 +138,8 @@ def gate(
     metric: str = "balanced_accuracy",
     max_drop: str | float | None = "auto",
     label_tolerance: float = 0.1,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    resampling: Resampling | None = None,
+    **overrides: Any,
 ) -> GateResult:
     """Compare a new scored run with a baseline; fail on a changed judge, a shifted label mix or a real drop.
 
@@ -168,13 +157,16 @@ def gate(
         below ``-X``.
     label_tolerance
         The largest tolerated change in the share of label-1 rows.
-    n_resamples, confidence, seed
-        Bootstrap settings.
+    resampling, overrides
+        A ``Resampling`` (``n_resamples``, ``confidence``, ``seed``), or those
+        fields as keywords: the bootstrap settings.
 
     Returns
     -------
     GateResult
     """
+    rs = with_overrides(Resampling, resampling, overrides, "gate")
+    n_resamples, confidence, seed = rs.n_resamples, rs.confidence, rs.seed
     if metric not in GATE_METRICS:
         raise JudgelabError(f"The 'metric' parameter of gate must be one of {', '.join(GATE_METRICS)}. Got {metric!r} instead.")
     limit = _parse_max_drop(max_drop)

@@ -41,16 +41,13 @@ def run(
 ) -> list[ScoreRecord]:
     """Score rows with an evaluator, writing one JSONL record per row as it is scored.
 
-    Rerunning with the same ``out`` skips rows already scored, so a killed or
-    interrupted run resumes where it stopped; a kill loses at most the batch
-    in flight (each batch's records are flushed and fsynced together). A saved
-    record is reused only when its row's content, the model spec and the
-    evaluator configuration are unchanged (``plan_resume``, checked before
-    anything is scored): changed rows are rescored (their stale records are
-    removed and a warning says how many and why), and records of another
-    judge are refused. Rows that failed with an error are retried on resume;
-    the newest record of a row wins. Rows go to the evaluator through ``evaluate_many`` in batches
-    of ``batch_size`` so that the engine can share prompt prefixes.
+    Rerunning with the same ``out`` resumes: a kill loses at most the batch in
+    flight (each batch is flushed and fsynced together). A saved record is
+    reused only when its row, the model spec and the evaluator configuration
+    are unchanged (``plan_resume``, checked before anything is scored);
+    changed rows are rescored with a warning, records of another judge are
+    refused, failed rows are retried, the newest record of a row wins. Rows go
+    through ``evaluate_many`` in batches, so the engine can share prefixes.
 
     Parameters
     ----------
@@ -103,17 +100,15 @@ def run(
     if existing:
         logger.info("resuming %s: %d of %d rows already scored", out, len(plan.reuse), len(rows))
     hashes = {r.spec_hash for r in plan.reuse.values() if r.spec_hash}
-    if executor is None:
-        executor = LocalExecutor()
+    executor = executor if executor is not None else LocalExecutor()
     bar = _progress(len(rows), len(rows) - len(todo), progress)
     chunks = executor.execute(evaluator, todo, batch_size=batch_size) if todo else iter(())
     _append(out, chunks, hashes, bar)
     if executor.report is not None and todo:
         logger.info("%s", executor.report.summary())
     by_id = {r.id: r for r in read_scores(out)}
-    # Labels, splits and groups always come from the rows (the set file), never
-    # from a saved record; the row hash guarantees they agree. Records resumed
-    # from a file written before ``fold_group`` existed get it here too.
+    # labels, splits and groups come from the rows (the set file), never a saved record (the row hash
+    # guarantees they agree); records resumed from before ``fold_group`` existed get it here too
     return [by_id[r.id].model_copy(update=row_fields(r)) for r in rows if r.id in by_id]
 
 
