@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import httpx
 import pytest
 
@@ -53,6 +55,13 @@ LIMITED_BODY = 1024 * 1024
 LIMITED_PROMPTS = 24
 LIMITED_HEADER_S = 2
 LIMITED_CONNECTIONS = 16
+
+
+@pytest.fixture(scope="session")
+def limits() -> SimpleNamespace:
+    """The limits ``limited_server`` runs with: body bytes, prompts a request, header seconds, connections."""
+    return SimpleNamespace(body=LIMITED_BODY, prompts=LIMITED_PROMPTS, header_s=LIMITED_HEADER_S,
+                           connections=LIMITED_CONNECTIONS)
 
 
 @pytest.fixture(scope="session")
