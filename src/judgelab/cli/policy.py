@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     base = Path(args.run)
     out = Path(args.out) if args.out else (base if base.is_dir() else base.parent) / "policy.json"
     policy = fit_and_save_policy(records, out, alpha=args.alpha, delta=args.delta, risk=args.risk,
-                                 mondrian=args.mondrian, seed=args.seed, set_name=meta.get("set"))
+                                 mondrian=args.mondrian, seed=args.seed, set_name=meta.set)
     held = policy.heldout
     print(f"{task}: {policy.describe()}")
     if held:

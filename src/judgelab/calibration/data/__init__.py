@@ -29,6 +29,15 @@ from judgelab.calibration.data._rows import (
     load_rows,
     write_rows,
 )
+from judgelab.calibration.data._runfiles import (
+    METRICS_VERSION,
+    MetricsFile,
+    RunMeta,
+    TaskMetrics,
+    TaskThreshold,
+    read_metrics,
+    write_metrics,
+)
 from judgelab.calibration.data._sets import (
     default_set_path,
     resolve_set,
@@ -39,9 +48,14 @@ __all__ = [
     "IMPORTERS",
     "LabelledRow",
     "LabelledSet",
+    "METRICS_VERSION",
+    "MetricsFile",
+    "RunMeta",
     "ScoreRecord",
     "TASKS",
     "Task",
+    "TaskMetrics",
+    "TaskThreshold",
     "default_set_path",
     "import_faithbench",
     "import_halueval_general",
@@ -52,9 +66,11 @@ __all__ = [
     "import_wice",
     "judge_values",
     "load_rows",
+    "read_metrics",
     "read_scores",
     "resolve_set",
     "row_hash",
     "rows_by_task",
+    "write_metrics",
     "write_rows",
 ]

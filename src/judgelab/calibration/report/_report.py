@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import base64
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from judgelab.calibration.analysis._analysis import Analysis
+from judgelab.calibration.data._runfiles import read_metrics, write_metrics
 from judgelab.calibration.analysis._criteria_thresholds import write_criteria_thresholds
 
 __all__ = ["write_report"]
@@ -178,11 +178,11 @@ def _append_deployments(out: Path, deployments: Mapping[str, Any], figures: bool
     section = "<h2>Deployment</h2>" + "".join(body)
     doc = doc.replace("</body>", section + "</body>", 1) if "</body>" in doc else doc + section
     report_html.write_text(doc, encoding="utf-8")
-    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    metrics = read_metrics(out / "metrics.json").model_dump(exclude_unset=True)
     for t, dep in deployments.items():
         # the creation time lives in policy.json: metrics.json stays identical on a rerun
         metrics["tasks"].setdefault(t, {})["policy"] = dep.policy.model_dump(exclude={"created"})
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
+    write_metrics(metrics, out / "metrics.json")
 
 
 def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
@@ -197,8 +197,7 @@ def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[st
             written[f"criteria-{t}"] = write_criteria_thresholds(
                 a.criteria, out / f"criteria-thresholds-{t}.json", model=meta.get("model"), strategy=a.strategy
             )
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
-    written["metrics"] = out / "metrics.json"
+    written["metrics"] = write_metrics(metrics, out / "metrics.json")
     return written
 
 
