@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from judgelab.calibration.analysis._analysis import analyze
 from judgelab.calibration.data._records import ScoreRecord
 from judgelab.calibration.data._rows import LabelledRow, write_rows
 from judgelab.calibration.data._sets import resolve_set, rows_by_task
+from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._suite import CalibrationResult, calibrate
 from judgelab.calibration.robustness._consistency import consistency_probes
 from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, is_ok, pooled_flip
@@ -59,8 +60,10 @@ CONSISTENCY_CHECKS: tuple[str, ...] = ("noul", "choice", "paraphrase")
 
 
 @dataclass(frozen=True)
-class StressOptions:
-    """The options of a stress run (every field is also a keyword of ``stress``).
+class StressOptions(CalibrationOptions):
+    """The options of a stress run: ``CalibrationOptions`` (passed on to ``calibrate``) and these.
+
+    Every field is also a keyword of ``stress``.
 
     Attributes
     ----------
@@ -79,8 +82,6 @@ class StressOptions:
     low_mass
         Label mass at or below which an answer counts as low-mass; None for
         the run's lowest quarter.
-    limit, threshold_strategy, calibrator, batch_size, k_folds, n_resamples, seed, progress, figures
-        As for ``calibrate`` (``CalibrationOptions``).
     """
 
     attacks: str | Sequence[str] | None = None
@@ -88,15 +89,10 @@ class StressOptions:
     fence: bool = False
     label_mass: bool = False
     low_mass: float | None = None
-    limit: int | None = None
-    threshold_strategy: str = "balanced_accuracy"
-    calibrator: str = "platt"
-    batch_size: int = 8
-    k_folds: int = 5
-    n_resamples: int = 1000
-    seed: int | None = 0
-    progress: bool = True
-    figures: bool = True
+
+    def calibration(self) -> CalibrationOptions:
+        """The ``CalibrationOptions`` part, for ``calibrate``."""
+        return CalibrationOptions(**{f.name: getattr(self, f.name) for f in fields(CalibrationOptions)})
 
 
 @dataclass(frozen=True)
@@ -146,9 +142,9 @@ def stress(
         As for ``calibrate``.
     options, overrides
         A ``StressOptions``, or its fields as keywords (``attacks``,
-        ``consistency``, ``fence``, ``label_mass``, ``low_mass``, ``limit``,
-        ``threshold_strategy``, ``calibrator``, ``batch_size``, ``k_folds``,
-        ``n_resamples``, ``seed``, ``progress``, ``figures``; keywords win).
+        ``consistency``, ``fence``, ``label_mass``, ``low_mass`` and those of
+        ``CalibrationOptions``: ``limit``, ``threshold_strategy``, ``seed``...;
+        keywords win).
 
     Returns
     -------
@@ -172,12 +168,7 @@ def stress(
     out = Path(out)
     cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
     try:
-        cal = calibrate(
-            model, set, out,
-            task=list(by_task), threshold_strategy=o.threshold_strategy, calibrator=o.calibrator, limit=o.limit,
-            evaluators=evaluators, batch_size=o.batch_size, k_folds=o.k_folds, n_resamples=o.n_resamples,
-            seed=o.seed, progress=o.progress, figures=o.figures,
-        )
+        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration())
         all_perturbed: list[LabelledRow] = []
         tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
     finally:
