@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -155,6 +155,12 @@ def scripted_evaluator():
     return ScriptedEvaluator
 
 
+@pytest.fixture(scope="session")
+def fake_spec():
+    """The ``FakeSpec`` class: ``fake_spec(spec_hash=..., id=...)``."""
+    return FakeSpec
+
+
 @pytest.fixture
 def scripted_model():
     """The ``ScriptedModel`` class: ``scripted_model(script, too_long=...)``."""
@@ -196,8 +202,15 @@ class ScriptedEvaluator:
 
 
 @dataclass(frozen=True)
-class _Spec:
+class FakeSpec:
+    """The few ``ModelSpec`` facts logic above the engine reads: id, spec hash, tasks, chunk size."""
+
     spec_hash: str = "scripted-1"
+    id: str = "scripted"
+    tasks: dict = field(default_factory=dict)
+
+    def effective_chunk_tokens(self, n_ctx: int) -> int:
+        return n_ctx
 
 
 @dataclass(frozen=True)
@@ -209,7 +222,7 @@ class ScriptedModel:
     """``script`` maps a text found in the question to P(first label) or to a full distribution."""
 
     id = "scripted"
-    spec = _Spec()
+    spec = FakeSpec()
     n_ctx = 10_000
 
     def __init__(self, script: Mapping[str, float | Mapping[str, float]], *, too_long: str | None = None) -> None:
