@@ -102,3 +102,20 @@ def test_metrics_file_is_frozen():
     with pytest.raises(Exception):
         metrics.meta.model = "other"  # type: ignore[misc]
     assert not math.isnan(metrics.threshold("fact-check"))
+
+
+def test_consistency_probes_keep_the_identity_old_runs_recorded():
+    # evaluator_hash values main wrote at c47826c into stress/consistency.jsonl (probes over a fact-checker);
+    # a probe's identity must not change when its module moves, or an old stress run could not resume
+    from judgelab.calibration.robustness import ChoiceProbe, NoulProbe
+    from judgelab.evaluators import FactCheckingEvaluator, evaluator_identity
+
+    ev = FactCheckingEvaluator(None)
+    got = {
+        "noul-q": NoulProbe(ev), "noul-not-q": NoulProbe(ev, negated=True), "choice-012": ChoiceProbe(ev, (0, 1, 2)),
+        "choice-120": ChoiceProbe(ev, (1, 2, 0)), "choice-201": ChoiceProbe(ev, (2, 0, 1)),
+    }
+    assert {k: evaluator_identity(p).evaluator_hash for k, p in got.items()} == {
+        "noul-q": "22e89b651ed1252f", "noul-not-q": "f7efe7d5e9ceab3d", "choice-012": "04f3f93010ab4b19",
+        "choice-120": "292a532c1da70d4d", "choice-201": "d79280a677ab0664",
+    }

@@ -20,7 +20,7 @@ from typing import Any
 
 from judgelab.calibration.robustness._perturb import template_layout
 from judgelab.errors import JudgelabError
-from judgelab.evaluators import EvaluationRequest, EvaluationResponse
+from judgelab.evaluators import EvaluationRequest, EvaluationResponse, EvaluatorIdentity, config_hash
 from judgelab.questions import Choice, ChoiceAnswer, Noul, NoulAnswer, ask_all
 
 __all__ = [
@@ -103,6 +103,19 @@ def _meta(model: Any) -> dict[str, Any]:
     return {"model": getattr(model, "id", None), "spec_hash": getattr(spec, "spec_hash", None)}
 
 
+#: Where the probes lived when stress runs first recorded their ``evaluator_hash``. Their identity
+#: names that place, not the module they are in now, so runs written before calibration/ became
+#: sub-packages still resume (the hash would otherwise change with every move).
+_PROBE_KIND = "judgelab.calibration._stress_consistency."
+
+
+def _probe_identity(probe: Any, kind: str) -> EvaluatorIdentity:
+    """What ``evaluator_identity`` gave a probe: its judge's spec hash and a hash of its kind and fingerprint."""
+    spec_hash = getattr(getattr(getattr(probe, "model", None), "spec", None), "spec_hash", None)
+    return EvaluatorIdentity(spec_hash if isinstance(spec_hash, str) else None,
+                             config_hash(_PROBE_KIND + kind, {"fingerprint": probe.fingerprint()}))
+
+
 @dataclass
 class NoulProbe:
     """Asks "is the judged text supported by the evidence?" (or its negation) as a ``Noul``."""
@@ -113,6 +126,9 @@ class NoulProbe:
 
     def fingerprint(self) -> str:
         return f"noul negated={self.negated} over {type(self.evaluator).__name__}"
+
+    def identity(self) -> EvaluatorIdentity:
+        return _probe_identity(self, "NoulProbe")
 
     def question(self, judged: str, evidence: str) -> Noul:
         verb = "is not" if self.negated else "is"
@@ -151,6 +167,9 @@ class ChoiceProbe:
 
     def fingerprint(self) -> str:
         return f"choice order={self.order} options={list(self.options or CHOICE_OPTIONS)}"
+
+    def identity(self) -> EvaluatorIdentity:
+        return _probe_identity(self, "ChoiceProbe")
 
     def question(self, judged: str, evidence: str) -> Choice:
         opts = dict(self.options or CHOICE_OPTIONS)
