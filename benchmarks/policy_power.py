@@ -15,7 +15,7 @@ import json
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from judgelab.calibration._policy import fit_arrays, policy_decisions
+from judgelab.calibration.policy import fit_arrays, policy_decisions
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from judgelab.calibration import (
     expected_calibration_error,
     load_calibrator,
 )
-from judgelab.errors import DataError, JudgelabError
+from judgelab.errors import DataError
 
 
 def _overconfident(n, seed):
@@ -46,10 +46,15 @@ def test_temperature_recovers_known_temperature():
     assert TemperatureScaling().fit(s, y).temperature_ == pytest.approx(3.0, rel=0.1)
 
 
-def test_predict_before_fit_refuses():
+@pytest.mark.parametrize("cls", [TemperatureScaling, PlattCalibrator, IsotonicCalibrator])
+def test_predict_before_fit_refuses(cls, tmp_path):
     with pytest.raises(NotFittedError, match="not fitted yet"):
-        PlattCalibrator().predict(np.array([0.2]))
-    assert isinstance(NotFittedError("x"), JudgelabError)
+        cls().predict(np.array([0.2]))
+    with pytest.raises(NotFittedError, match="nothing to save"):
+        cls().save(tmp_path / "cal.json")
+    assert not (tmp_path / "cal.json").exists()
+    s, y = _overconfident(200, 5)
+    assert cls().fit(s, y).predict(np.array([0.2])).shape == (1,)  # the same object predicts once fitted
 
 
 def test_load_calibrator_errors(tmp_path):
@@ -61,9 +66,17 @@ def test_load_calibrator_errors(tmp_path):
         load_calibrator(tmp_path / "missing.json")
 
 
-def test_calibrator_satisfies_the_evaluator_protocol():
-    # The evaluators' ScoreCalibrator protocol: predict(scores: ndarray) -> ndarray.
+def test_calibrator_satisfies_the_evaluator_protocol(judge_model):
+    # The evaluators' ScoreCalibrator protocol: an evaluator given a fitted calibrator reports
+    # calibrated scores, predict(raw), and keeps the raw score beside it.
+    from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator
+
     s, y = _overconfident(200, 4)
-    cal = IsotonicCalibrator().fit(s, y)
-    out = cal.predict(np.array([0.1, 0.5, 0.9]))
-    assert out.shape == (3,) and ((0 <= out) & (out <= 1)).all()
+    cal = PlattCalibrator().fit(s, y)
+    raw_ev, cal_ev = FactCheckingEvaluator(judge_model), FactCheckingEvaluator(judge_model, calibrator=cal)
+    req = EvaluationRequest(user_text="", data_list=["The meeting is on Monday."], response_content="The meeting is on Monday.")
+    raw, calibrated = raw_ev.evaluate(req), cal_ev.evaluate(req)
+    expected = float(cal.predict(np.array([raw.score]))[0])
+    assert calibrated.score == pytest.approx(expected, abs=1e-9)
+    assert calibrated.metadata["raw_score"] == pytest.approx(raw.score, abs=1e-9)
+    assert abs(expected - raw.score) > 1e-3  # the calibrator moved the score, so the check above means something

@@ -6,10 +6,8 @@ import json
 
 import numpy as np
 import pytest
-from _calibration_helpers import ScriptedEvaluator
 from sklearn.model_selection import StratifiedKFold
 
-import judgelab.calibration._analysis as analysis_mod
 from judgelab.calibration import (
     LabelledRow,
     analyze,
@@ -17,8 +15,8 @@ from judgelab.calibration import (
     read_scores,
     run,
 )
-from judgelab.calibration._analysis import _folds
-from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration import ScoreRecord
+from judgelab.calibration.analysis import group_folds, split_plan
 
 
 def _pairs(n_pairs=60, n_single=20, seed=0):
@@ -71,7 +69,7 @@ def test_folds_never_split_a_pair_where_plain_stratified_folds_do():
     plain = [test for _, test in StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(len(y)), y)]
     assert _split_groups(plain, groups)
     for seed in (0, 1, 2, None):
-        folds = _folds(y, groups, 5, seed)
+        folds = group_folds(y, groups, 5, seed)
         assert folds is not None and len(folds) == 5
         assert _split_groups(folds, groups) == []
         for idx in folds:  # still stratified: every held-out fold has both labels
@@ -83,57 +81,52 @@ def test_singleton_groups_give_the_same_folds_as_before():
     y = rng.integers(0, 2, 50)
     ids = np.array([f"r{i}" for i in range(50)])
     plain = [test for _, test in StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(50), y)]
-    got = _folds(y, ids, 5, 0)
+    got = group_folds(y, ids, 5, 0)
     assert [list(f) for f in got] == [list(f) for f in plain]
 
 
-def test_too_few_groups_fall_back_to_in_sample_or_fewer_folds():
+def test_too_few_groups_fall_back_to_in_sample_or_fewergroup_folds():
     y = np.array([1, 0, 1, 0, 1, 0])
     # three pairs: at most three folds, none splits a pair
-    folds = _folds(y, np.array(["a", "a", "b", "b", "c", "c"]), 5, 0)
+    folds = group_folds(y, np.array(["a", "a", "b", "b", "c", "c"]), 5, 0)
     assert folds is not None and len(folds) == 3 and _split_groups(folds, list("aabbcc")) == []
     # one pair holding every positive: no held-out fold can test a positive
-    assert _folds(y, np.array(["a", "b", "a", "c", "a", "d"]), 5, 0) is None
+    assert group_folds(y, np.array(["a", "b", "a", "c", "a", "d"]), 5, 0) is None
     # analyze says so instead of cross-validating
     recs = [ScoreRecord(id=f"r{i}", task="fact-check", label=int(v), score=0.3 + 0.4 * v, fold_group="p")
             for i, v in enumerate(y)]
     assert analyze(recs, n_resamples=50).mode == "in-sample"
 
 
-def test_run_records_fold_group_and_analyze_keeps_pairs_together(tmp_path, monkeypatch):
+def test_run_records_fold_group_and_analyze_keeps_pairs_together(tmp_path, scripted_evaluator):
     rows, scores = _pairs()
-    recs = run(ScriptedEvaluator(scores), rows, out=tmp_path / "s.jsonl", progress=False)
+    recs = run(scripted_evaluator(scores), rows, out=tmp_path / "s.jsonl", progress=False)
     saved = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert {s["id"]: s["fold_group"] for s in saved} == {r.id: r.fold_group for r in rows}
-    seen = []
-
-    def spy(y, groups, k, seed):
-        folds = _folds(y, groups, k, seed)
-        seen.append((list(groups), folds))
-        return folds
-
-    monkeypatch.setattr(analysis_mod, "_folds", spy)
     a = analyze(recs, n_resamples=50)
     assert a.mode == "cv" and a.n_heldout == len(rows)
-    (groups, folds), = seen
+    # the records carry the rows' units, and the split helper analyze uses never cuts one
+    groups = [r.fold_key for r in recs]
     assert sorted(groups) == sorted(r.fold_group for r in rows)
-    assert folds is not None and _split_groups(folds, groups) == []
+    plan = split_plan(np.array([r.label for r in recs]), np.array([r.split or "" for r in recs]),
+                      np.array(groups), 5, 0)
+    assert plan.mode == a.mode and plan.folds is not None and _split_groups(plan.folds, groups) == []
 
 
-def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path):
+def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path, scripted_evaluator):
     rows, scores = _pairs(n_pairs=20, n_single=0)
     path = tmp_path / "old.jsonl"
     with path.open("w") as fh:  # the format before fold_group existed
         for r in rows:
             fh.write(json.dumps({"id": r.id, "task": "fact-check", "label": r.label, "score": scores[r.id],
-                                 "model": "scripted", "spec_hash": "s1", "evaluator": "ScriptedEvaluator"}) + "\n")
+                                 "model": "scripted", "spec_hash": "s1", "evaluator": "scripted_evaluator"}) + "\n")
     old = read_scores(path)
     assert len(old) == len(rows)
     assert all(r.fold_group is None and r.fold_key == r.id for r in old)
     assert analyze(old, n_resamples=50).mode == "cv"
     # resuming that file with the rows rescores them: a record without a row hash cannot show that its
     # row is unchanged (issue 17), and the new records carry the rows' fold keys
-    ev = ScriptedEvaluator(scores)
+    ev = scripted_evaluator(scores)
     resumed = run(ev, rows, out=path, progress=False)
     assert ev.seen == len(rows)
     assert [r.fold_key for r in resumed] == [r.fold_group for r in rows]
@@ -157,5 +150,5 @@ def test_groups_larger_than_pairs_stay_together(k):
     groups = np.repeat([f"g{i}" for i in range(30)], 4)  # four rows per group, mixed labels
     y = np.tile([1, 0, 1, 0], 30)
     y[rng.permutation(len(y))[:20]] ^= 1
-    folds = _folds(y, groups, k, 0)
+    folds = group_folds(y, groups, k, 0)
     assert folds is not None and len(folds) == k and _split_groups(folds, groups) == []

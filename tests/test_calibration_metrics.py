@@ -17,7 +17,7 @@ from judgelab.calibration import (
     calibration_bins,
     expected_calibration_error,
 )
-from judgelab.calibration._metrics import fast_binary_metrics
+from judgelab.calibration.analysis import fast_binary_metrics
 from judgelab.errors import JudgelabError
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from judgelab.errors import DataError
 
-from _calibration_helpers import ScriptedEvaluator
 from judgelab.calibration import (
     LabelledRow,
     analyze,
@@ -20,7 +19,7 @@ from judgelab.calibration import (
     run,
     write_rows,
 )
-from judgelab.calibration._run import ScoreRecord
+from judgelab.calibration import ScoreRecord
 
 
 def _set(n=160, seed=0, split=True, gens=False, strength=0.3):
@@ -37,9 +36,9 @@ def _set(n=160, seed=0, split=True, gens=False, strength=0.3):
     return rows, scores
 
 
-def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path):
+def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path, scripted_evaluator):
     rows, scores = _set(gens=True)
-    ev = ScriptedEvaluator(scores)
+    ev = scripted_evaluator(scores)
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev, "relevancy": ev},
                     self_generators=["*gemma*"], n_resamples=200, progress=False)
     for name in ("scores.jsonl", "metrics.json", "report.md", "report.html", "calibrator-fact-check.json"):
@@ -61,7 +60,7 @@ def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path):
     cal = load_calibrator(tmp_path / "calibrator-fact-check.json")
     assert cal.predict(np.array([0.5])).shape == (1,)
     # rerunning re-analyses without scoring again
-    ev2 = ScriptedEvaluator(scores)
+    ev2 = scripted_evaluator(scores)
     calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev2, "relevancy": ev2}, n_resamples=50,
               progress=False, figures=False)
     assert ev2.seen == 0
@@ -130,12 +129,12 @@ def test_criteria_thresholds_per_criterion(tmp_path):
     assert set(a.criteria) == {"tone", "facts"}
 
 
-def test_cli_calibrate_and_compare_on_saved_scores(tmp_path, capsys):
+def test_cli_calibrate_and_compare_on_saved_scores(tmp_path, capsys, scripted_evaluator):
     from judgelab.cli import main
 
     from judgelab.evaluators import FactCheckingEvaluator
 
-    class AsDefaultFactCheck(ScriptedEvaluator):
+    class AsDefaultFactCheck(scripted_evaluator):
         def identity(self):  # scores as the CLI's default evaluator would (the spec of a bare GGUF is unknown)
             return FactCheckingEvaluator.default_identity(None)
 

@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from _calibration_helpers import ScriptedEvaluator
-from test_cli_user_errors import STARTER, TESTS, assert_user_error, judgelab
 from judgelab.calibration import LabelledRow, plan_resume, read_scores, row_hash, run
 from judgelab.errors import DataError
 
@@ -39,12 +37,12 @@ def test_row_hash_covers_content_and_label_not_id():
         assert row_hash(row.model_copy(update=change)) != row_hash(row), change
 
 
-def test_flipped_labels_are_rescored_and_come_from_the_set(tmp_path, caplog):
+def test_flipped_labels_are_rescored_and_come_from_the_set(tmp_path, caplog, scripted_evaluator):
     rows = _rows()
     out = tmp_path / "s.jsonl"
-    run(ScriptedEvaluator(SCORES), rows, out=out, progress=False)
+    run(scripted_evaluator(SCORES), rows, out=out, progress=False)
     flipped = [r.model_copy(update={"label": 1 - r.label}) if i < 3 else r for i, r in enumerate(rows)]
-    ev = ScriptedEvaluator(SCORES)
+    ev = scripted_evaluator(SCORES)
     with caplog.at_level("WARNING"):
         recs = run(ev, flipped, out=out, progress=False)
     assert ev.seen == 3  # only the changed rows were scored again
@@ -78,8 +76,8 @@ def test_another_evaluator_configuration_is_refused_before_scoring(judge_model, 
 
 # -- the real CLI with the embedded model ------------------------------------------------------------
 
-def _subset(tmp_path: Path) -> list[dict]:
-    rows = [json.loads(ln) for ln in STARTER.read_text(encoding="utf-8").splitlines() if '"fact-check"' in ln][:8]
+def _subset(starter_set: Path) -> list[dict]:
+    rows = [json.loads(ln) for ln in starter_set.read_text(encoding="utf-8").splitlines() if '"fact-check"' in ln][:8]
     assert {r["split"] for r in rows} == {"dev", "test"}
     return rows
 
@@ -92,8 +90,8 @@ def _write(rows: list[dict], path: Path) -> Path:
 CLI_OPTS = ("--no-plots", "--no-progress", "--resamples", "50", "--threads", "1")
 
 
-def _calibrate(set_path: Path, out: Path, *extra: str):
-    return judgelab("calibrate", "--set", str(set_path), "--out", str(out), *CLI_OPTS, *extra, timeout=1200)
+def _calibrate(run_cli, set_path: Path, out: Path, *extra: str):
+    return run_cli("calibrate", "--set", str(set_path), "--out", str(out), *CLI_OPTS, *extra, timeout=1200)
 
 
 def _close(a, b, path="") -> None:
@@ -117,24 +115,24 @@ def _tasks(out: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def base_run(tmp_path_factory):
+def base_run(tmp_path_factory, run_cli, starter_set):
     tmp = tmp_path_factory.mktemp("stale")
-    rows = _subset(tmp)
+    rows = _subset(starter_set)
     set_path = _write(rows, tmp / "sub.jsonl")
-    proc = _calibrate(set_path, tmp / "base")
+    proc = _calibrate(run_cli, set_path, tmp / "base")
     assert proc.returncode == 0, proc.stderr
     return rows, tmp / "base"
 
 
-def _resumed_equals_fresh(base_run, tmp_path, changed_rows, expect):
+def _resumed_equals_fresh(run_cli, base_run, tmp_path, changed_rows, expect):
     rows, base = base_run
     set_path = _write(changed_rows, tmp_path / "changed.jsonl")
     resumed = tmp_path / "resumed"
     shutil.copytree(base, resumed)
-    proc = _calibrate(set_path, resumed)
+    proc = _calibrate(run_cli, set_path, resumed)
     assert proc.returncode == 0, proc.stderr
     assert expect in proc.stderr, proc.stderr
-    fresh_proc = _calibrate(set_path, tmp_path / "fresh")
+    fresh_proc = _calibrate(run_cli, set_path, tmp_path / "fresh")
     assert fresh_proc.returncode == 0, fresh_proc.stderr
     assert "changed since" not in fresh_proc.stderr
     _close(_tasks(resumed), _tasks(tmp_path / "fresh"))
@@ -144,31 +142,31 @@ def _resumed_equals_fresh(base_run, tmp_path, changed_rows, expect):
 
 
 @pytest.mark.slow
-def test_cli_resume_after_flipping_labels_matches_a_fresh_run(base_run, tmp_path):
+def test_cli_resume_after_flipping_labels_matches_a_fresh_run(run_cli, base_run, tmp_path):
     rows, _ = base_run
     flipped = [{**r, "label": 1 - r["label"]} if i < 3 else r for i, r in enumerate(rows)]
-    _resumed_equals_fresh(base_run, tmp_path, flipped, "3 row(s) changed since they were scored (label: 3)")
+    _resumed_equals_fresh(run_cli, base_run, tmp_path, flipped, "3 row(s) changed since they were scored (label: 3)")
 
 
 @pytest.mark.slow
-def test_cli_resume_after_editing_a_document_matches_a_fresh_run(base_run, tmp_path):
+def test_cli_resume_after_editing_a_document_matches_a_fresh_run(run_cli, base_run, tmp_path):
     rows, _ = base_run
     edited = [{**r, "documents": ["Nothing in this document supports the claim."]} if i in (1, 2) else r
               for i, r in enumerate(rows)]
-    _resumed_equals_fresh(base_run, tmp_path, edited,
+    _resumed_equals_fresh(run_cli, base_run, tmp_path, edited,
                           "2 row(s) changed since they were scored (text, documents or other fields: 2)")
 
 
 @pytest.mark.slow
-def test_cli_finished_run_with_another_spec_is_refused_before_scoring(base_run, tmp_path):
+def test_cli_finished_run_with_another_spec_is_refused_before_scoring(run_cli, user_error, repo_root, base_run, tmp_path):
     rows, base = base_run
     set_path = _write(rows, tmp_path / "same.jsonl")
     resumed = tmp_path / "resumed"
     shutil.copytree(base, resumed)
     before = (resumed / "scores.jsonl").read_bytes()
     spec = tmp_path / "other-judge.toml"
-    gemma = (TESTS.parent / "models" / "gemma-3-270m.toml").read_text(encoding="utf-8")
+    gemma = (repo_root / "models" / "gemma-3-270m.toml").read_text(encoding="utf-8")
     spec.write_text(gemma.replace('id = "gemma-3-270m"', 'id = "other-judge"', 1), encoding="utf-8")
-    proc = _calibrate(set_path, resumed, "--model", str(spec))
-    assert_user_error(proc, "8 record(s) scored by another model spec", "--out")
+    proc = _calibrate(run_cli, set_path, resumed, "--model", str(spec))
+    user_error(proc, "8 record(s) scored by another model spec", "--out")
     assert (resumed / "scores.jsonl").read_bytes() == before

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _calibration_helpers import ScriptedEvaluator
 from judgelab.calibration import LabelledRow, read_scores, run, write_rows
 from judgelab.errors import DataError
 
@@ -40,9 +39,9 @@ def _stable(path):
     return out
 
 
-def test_run_writes_a_record_per_row_through_evaluate_many(tmp_path):
+def test_run_writes_a_record_per_row_through_evaluate_many(tmp_path, scripted_evaluator):
     rows, scores = _rows()
-    ev = ScriptedEvaluator(scores)
+    ev = scripted_evaluator(scores)
     recs = run(ev, rows, out=tmp_path / "s.jsonl", batch_size=8, progress=False)
     assert [r.id for r in recs] == [r.id for r in rows]
     assert ev.batches == [8] * 5
@@ -52,29 +51,29 @@ def test_run_writes_a_record_per_row_through_evaluate_many(tmp_path):
     assert r.label == rows[0].label and r.split == rows[0].split and r.seconds is not None
 
 
-def test_rerun_skips_done_rows(tmp_path):
+def test_rerun_skips_done_rows(tmp_path, scripted_evaluator):
     rows, scores = _rows()
     out = tmp_path / "s.jsonl"
-    run(ScriptedEvaluator(scores), rows[:10], out=out, progress=False)
-    ev = ScriptedEvaluator(scores)
+    run(scripted_evaluator(scores), rows[:10], out=out, progress=False)
+    ev = scripted_evaluator(scores)
     run(ev, rows, out=out, progress=False)
     assert ev.seen == 30
     assert len(read_scores(out)) == 40
 
 
-def test_kill_and_resume_gives_the_same_file(tmp_path):
+def test_kill_and_resume_gives_the_same_file(tmp_path, scripted_evaluator):
     rows, scores = _rows()
     set_path = tmp_path / "set.jsonl"
     write_rows(rows, set_path)
     (tmp_path / "scores.json").write_text(json.dumps(scores))
     full = tmp_path / "full.jsonl"
-    run(ScriptedEvaluator(scores), rows, out=full, batch_size=4, progress=False)
+    run(scripted_evaluator(scores), rows, out=full, batch_size=4, progress=False)
 
     resumed = tmp_path / "resumed.jsonl"
     script = textwrap.dedent(f"""
         import json, sys
         sys.path[:0] = [{str(TESTS)!r}, {str(SRC)!r}]
-        from _calibration_helpers import ScriptedEvaluator
+        from conftest import ScriptedEvaluator
         from judgelab.calibration import load_rows, run
         scores = json.load(open({str(tmp_path / 'scores.json')!r}))
         run(ScriptedEvaluator(scores, die_after=int(sys.argv[1])), load_rows({str(set_path)!r}).rows,
@@ -86,33 +85,33 @@ def test_kill_and_resume_gives_the_same_file(tmp_path):
     # simulate a kill in the middle of a write: a partial last line
     with resumed.open("a") as fh:
         fh.write('{"id": "r012", "task": "fact-che')
-    run(ScriptedEvaluator(scores), rows, out=resumed, batch_size=4, progress=False)
+    run(scripted_evaluator(scores), rows, out=resumed, batch_size=4, progress=False)
     assert _stable(resumed) == _stable(full)
 
 
-def test_ctrl_c_leaves_a_readable_file(tmp_path):
+def test_ctrl_c_leaves_a_readable_file(tmp_path, scripted_evaluator):
     rows, scores = _rows()
     out = tmp_path / "s.jsonl"
     with pytest.raises(KeyboardInterrupt):
-        run(ScriptedEvaluator(scores, interrupt_after=10), rows, out=out, batch_size=5, progress=False)
+        run(scripted_evaluator(scores, interrupt_after=10), rows, out=out, batch_size=5, progress=False)
     assert [r.id for r in read_scores(out)] == [r.id for r in rows[:10]]
 
 
-def test_failing_row_is_recorded_not_counted_as_fail_and_retried(tmp_path):
+def test_failing_row_is_recorded_not_counted_as_fail_and_retried(tmp_path, scripted_evaluator):
     rows, scores = _rows(10)
     out = tmp_path / "s.jsonl"
-    recs = run(ScriptedEvaluator(scores, fail_on=frozenset({"c3"})), rows, out=out, batch_size=4, progress=False)
+    recs = run(scripted_evaluator(scores, fail_on=frozenset({"c3"})), rows, out=out, batch_size=4, progress=False)
     bad = [r for r in recs if not r.ok]
     assert [r.id for r in bad] == ["r003"] and "cannot judge" in bad[0].error and bad[0].passed is None
-    recs = run(ScriptedEvaluator(scores), rows, out=out, progress=False)
+    recs = run(scripted_evaluator(scores), rows, out=out, progress=False)
     assert all(r.ok for r in recs) and len(recs) == 10
 
 
-def test_other_model_in_same_file_is_refused(tmp_path):
+def test_other_model_in_same_file_is_refused(tmp_path, scripted_evaluator):
     rows, scores = _rows(10)
     out = tmp_path / "s.jsonl"
-    run(ScriptedEvaluator(scores), rows[:5], out=out, progress=False)
-    other = ScriptedEvaluator(scores)
+    run(scripted_evaluator(scores), rows[:5], out=out, progress=False)
+    other = scripted_evaluator(scores)
     orig = other.evaluate_many
 
     def rehash(reqs):

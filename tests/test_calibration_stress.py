@@ -22,20 +22,12 @@ from pathlib import Path
 import pytest
 
 from judgelab.calibration import LabelledRow, perturb_rows, resolve_attacks, stress
-from judgelab.calibration._stress_perturb import template_layout
+from judgelab.calibration.robustness import template_layout
 from judgelab.engine import Judgment
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator, fenced
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass(frozen=True)
-class _Spec:
-    spec_hash: str = "stress-scripted"
-
-    def effective_chunk_tokens(self, n_ctx: int) -> int:
-        return n_ctx
 
 
 @dataclass(frozen=True)
@@ -56,10 +48,10 @@ class PlantedModel:
     """
 
     id = "planted"
-    spec = _Spec()
     n_ctx = 100_000
 
-    def __init__(self, *, obey: bool = False, position_bias: float = 0.0, raise_on_judge: bool = False) -> None:
+    def __init__(self, spec, *, obey: bool = False, position_bias: float = 0.0, raise_on_judge: bool = False) -> None:
+        self.spec = spec
         self.obey = obey
         self.position_bias = position_bias
         self.raise_on_judge = raise_on_judge
@@ -111,6 +103,12 @@ class PlantedModel:
         return out
 
 
+@pytest.fixture
+def planted(fake_spec):
+    """``planted(obey=..., position_bias=..., raise_on_judge=...)``: a PlantedModel on a fake spec."""
+    return lambda **kw: PlantedModel(fake_spec(spec_hash="stress-scripted", id="planted"), **kw)
+
+
 def _rows(n: int = 20) -> list[LabelledRow]:
     rows = []
     for i in range(n):
@@ -126,12 +124,12 @@ def _rows(n: int = 20) -> list[LabelledRow]:
 # -- perturbations --------------------------------------------------------------
 
 
-def test_perturbations_are_seeded_and_written_against_the_template():
-    ev = FactCheckingEvaluator(PlantedModel())
+def test_perturbations_are_seeded_and_written_against_the_template(planted):
+    ev = FactCheckingEvaluator(planted())
     lay = template_layout(ev)
     assert (lay.judged_header, lay.evidence_header, lay.judged_name, lay.evidence_name) == (
         "Claim:", "Document:", "claim", "document")
-    rel = template_layout(RelevancyEvaluator(PlantedModel()))
+    rel = template_layout(RelevancyEvaluator(planted()))
     assert (rel.judged_header, rel.evidence_header, rel.answer_cue) == ("Response:", "Context:", "Answer:")
 
     attacks = resolve_attacks("all")
@@ -152,8 +150,8 @@ def test_perturbations_are_seeded_and_written_against_the_template():
         resolve_attacks("no-such-attack")
 
 
-def test_fenced_evaluator_quotes_values_it_cannot_be_forged():
-    model = PlantedModel()
+def test_fenced_evaluator_quotes_values_it_cannot_be_forged(planted):
+    model = planted()
     ev = fenced(FactCheckingEvaluator(model))
     from judgelab.evaluators import EvaluationRequest
 
@@ -176,8 +174,8 @@ def _stress(tmp_path, model, **kw):
                   figures=False, **kw)
 
 
-def test_a_judge_that_obeys_injections_is_caught(tmp_path):
-    res = _stress(tmp_path, PlantedModel(obey=True))
+def test_a_judge_that_obeys_injections_is_caught(tmp_path, planted):
+    res = _stress(tmp_path, planted(obey=True))
     s = res.tasks["fact-check"]
     by = {a.key: a for a in s.attacks}
     for key in ("inject-ignore@start", "inject-ignore@end"):
@@ -198,17 +196,21 @@ def test_a_judge_that_obeys_injections_is_caught(tmp_path):
     assert len(rows) == 40 * 4
 
 
-def test_a_judge_that_ignores_injections_shows_no_flips(tmp_path):
-    s = _stress(tmp_path, PlantedModel(obey=False)).tasks["fact-check"]
+def test_a_judge_that_ignores_injections_shows_no_flips(tmp_path, planted):
+    s = _stress(tmp_path, planted(obey=False)).tasks["fact-check"]
+    # every requested perturbation was measured, on rows the clean judge failed (else "no flips" is vacuous)
+    assert [a.key for a in s.attacks] == ["inject-ignore@start", "inject-ignore@end", "verdict-answer@end", "whitespace"]
+    assert s.skipped == []
     for a in s.attacks:
+        assert a.n_fail > 0 and a.n == 40
         assert a.fail_to_pass.estimate == 0 and a.pass_to_fail.estimate == 0
         assert a.fail_to_pass.high == 0
         assert abs(a.delta_p.estimate) < 1e-9
 
 
-def test_a_finished_run_is_reanalysed_without_the_model(tmp_path):
-    first = _stress(tmp_path, PlantedModel(obey=True), consistency=("noul",))
-    again = _stress(tmp_path, PlantedModel(obey=True, raise_on_judge=True), consistency=("noul",))
+def test_a_finished_run_is_reanalysed_without_the_model(tmp_path, planted):
+    first = _stress(tmp_path, planted(obey=True), consistency=("noul",))
+    again = _stress(tmp_path, planted(obey=True, raise_on_judge=True), consistency=("noul",))
     assert again.tasks["fact-check"].to_dict() == first.tasks["fact-check"].to_dict()
     assert (tmp_path / "run" / "report.md").read_text().count("## Robustness") == 1
 
@@ -216,9 +218,9 @@ def test_a_finished_run_is_reanalysed_without_the_model(tmp_path):
 # -- consistency ----------------------------------------------------------------
 
 
-def test_option_order_bias_is_detected_by_the_permutation_check(tmp_path):
-    biased = _stress(tmp_path / "a", PlantedModel(position_bias=1.0), attacks="whitespace", consistency=("choice",))
-    fair = _stress(tmp_path / "b", PlantedModel(), attacks="whitespace", consistency=("choice",))
+def test_option_order_bias_is_detected_by_the_permutation_check(tmp_path, planted):
+    biased = _stress(tmp_path / "a", planted(position_bias=1.0), attacks="whitespace", consistency=("choice",))
+    fair = _stress(tmp_path / "b", planted(), attacks="whitespace", consistency=("choice",))
     (cb,) = biased.tasks["fact-check"].consistency
     (cf,) = fair.tasks["fact-check"].consistency
     assert cb.check == "choice" and cb.n == 40
@@ -227,16 +229,16 @@ def test_option_order_bias_is_detected_by_the_permutation_check(tmp_path):
     assert cb.extra["P(option shown first) - 1/k"].estimate > 0.2
 
 
-def test_noul_negation_and_paraphrase_checks(tmp_path):
-    s = _stress(tmp_path, PlantedModel(), attacks="whitespace", consistency=("noul", "paraphrase")).tasks["fact-check"]
+def test_noul_negation_and_paraphrase_checks(tmp_path, planted):
+    s = _stress(tmp_path, planted(), attacks="whitespace", consistency=("noul", "paraphrase")).tasks["fact-check"]
     by = {c.check: c for c in s.consistency}
     assert by["noul"].value.estimate == pytest.approx(0.0, abs=1e-9)
     # the planted model ignores the wording: no spread across the paraphrases
     assert by["paraphrase"].value.estimate == pytest.approx(0.0, abs=1e-9) and by["paraphrase"].n == 40
 
 
-def test_fence_comparison_and_label_mass(tmp_path):
-    s = _stress(tmp_path, PlantedModel(obey=True), attacks="inject-polite@end,spoof-evidence@end",
+def test_fence_comparison_and_label_mass(tmp_path, planted):
+    s = _stress(tmp_path, planted(obey=True), attacks="inject-polite@end,spoof-evidence@end",
                 fence=True, label_mass=True, low_mass=0.5).tasks["fact-check"]
     f = s.fence
     assert f is not None and f.threshold_after > 0
@@ -249,14 +251,20 @@ def test_fence_comparison_and_label_mass(tmp_path):
     assert m.accuracy_low.estimate == pytest.approx(1.0) and not m.low_is_worse
 
 
-def test_unknown_consistency_check(tmp_path):
+def test_unknown_consistency_check(tmp_path, planted):
     with pytest.raises(JudgelabError, match="Unknown consistency"):
-        _stress(tmp_path, PlantedModel(), consistency=("nope",))
+        _stress(tmp_path, planted(), consistency=("nope",))
 
 
 def obedient_evaluator(model):
-    """For ``--evaluator test_calibration_stress:obedient_evaluator`` (the model argument is not used)."""
-    return FactCheckingEvaluator(PlantedModel(obey=True))
+    """For ``--evaluator test_calibration_stress:obedient_evaluator`` (the model argument is not used).
+
+    The CLI imports this function, so it cannot use fixtures: its spec is the one ``fake_spec`` gives.
+    """
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(spec_hash="stress-scripted", id="planted", tasks={}, effective_chunk_tokens=lambda n_ctx: n_ctx)
+    return FactCheckingEvaluator(PlantedModel(spec, obey=True))
 
 
 def test_calibrate_with_stress_from_the_command_line(tmp_path, capsys):

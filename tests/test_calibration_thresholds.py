@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from judgelab.calibration import abstain_band, choose_threshold, parse_strategy
-from judgelab.calibration._thresholds import threshold_curve
+from judgelab.calibration import threshold_curve
 from judgelab.errors import JudgelabError
 
 

@@ -7,9 +7,6 @@ the model loads, so most of these take well under a second of work.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,24 +15,6 @@ TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src"
 STARTER = TESTS.parent / "calibration" / "starter.jsonl"
 LATIN1 = "caf\u00e9 cr\u00e8me".encode("latin-1")  # not valid UTF-8
-
-
-def judgelab(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """The real ``judgelab`` entry point in a fresh interpreter."""
-    full_env = {**os.environ, **(env or {})}
-    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), full_env.get("PYTHONPATH", "")) if p)
-    code = "import sys; from judgelab.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=full_env,
-                          timeout=timeout)
-
-
-def assert_user_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
-    """Exit 2, no traceback, and a message that names every needle."""
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    for needle in needles:
-        assert needle in proc.stderr, (needle, proc.stderr)
-    return proc.stderr
 
 
 def _fact_rows(n: int = 4) -> list[str]:
@@ -51,40 +30,40 @@ def latin1_set(tmp_path: Path) -> Path:
     return path
 
 
-def test_sets_validate_non_utf8(latin1_set):
-    assert_user_error(judgelab("sets", "validate", str(latin1_set)), f"{latin1_set}:2", "not UTF-8", "Convert")
+def test_sets_validate_non_utf8(run_cli, user_error, latin1_set):
+    user_error(run_cli("sets", "validate", str(latin1_set)), f"{latin1_set}:2", "not UTF-8", "Convert")
 
 
-def test_calibrate_non_utf8_set(latin1_set, tmp_path):
-    assert_user_error(judgelab("calibrate", "--set", str(latin1_set), "--out", str(tmp_path / "o")),
+def test_calibrate_non_utf8_set(run_cli, user_error, latin1_set, tmp_path):
+    user_error(run_cli("calibrate", "--set", str(latin1_set), "--out", str(tmp_path / "o")),
                       "not UTF-8", str(latin1_set))
 
 
-def test_sets_import_non_utf8(tmp_path):
+def test_sets_import_non_utf8(run_cli, user_error, tmp_path):
     path = tmp_path / "wice.jsonl"
     path.write_bytes(b'{"claim": "' + LATIN1 + b'"}\n')
-    assert_user_error(judgelab("sets", "import", "wice", str(path), "--out", str(tmp_path / "o.jsonl")),
+    user_error(run_cli("sets", "import", "wice", str(path), "--out", str(tmp_path / "o.jsonl")),
                       "not UTF-8", str(path))
 
 
-def test_check_document_non_utf8(tmp_path):
+def test_check_document_non_utf8(run_cli, user_error, tmp_path):
     path = tmp_path / "doc.txt"
     path.write_bytes(LATIN1)
-    assert_user_error(judgelab("check", "--document", f"@{path}"), "--document", str(path), "not UTF-8")
+    user_error(run_cli("check", "--document", f"@{path}"), "--document", str(path), "not UTF-8")
 
 
 @pytest.mark.parametrize("value", ["2", "nan", "-0.1", "abc"])
-def test_check_threshold_out_of_range(value):
-    assert_user_error(judgelab("check", "--threshold", value), "--threshold", value)
+def test_check_threshold_out_of_range(run_cli, user_error, value):
+    user_error(run_cli("check", "--threshold", value), "--threshold", value)
 
 
-def test_calibrate_unwritable_out():
-    assert_user_error(judgelab("calibrate", "--out", "/proc/x", "--no-progress"), "/proc/x", "--out")
+def test_calibrate_unwritable_out(run_cli, user_error):
+    user_error(run_cli("calibrate", "--out", "/proc/x", "--no-progress"), "/proc/x", "--out")
 
 
 @pytest.mark.parametrize("value", ["-1", "0"])
-def test_calibrate_limit_below_one(value, tmp_path):
-    assert_user_error(judgelab("calibrate", "--limit", value, "--out", str(tmp_path)), "--limit", ">= 1")
+def test_calibrate_limit_below_one(run_cli, user_error, value, tmp_path):
+    user_error(run_cli("calibrate", "--limit", value, "--out", str(tmp_path)), "--limit", ">= 1")
     assert not (tmp_path / "scores.jsonl").exists()
 
 
@@ -92,8 +71,8 @@ def test_calibrate_limit_below_one(value, tmp_path):
     ("option", "value"),
     [("--threshold-strategy", "bogus"), ("--resamples", "0"), ("--target-error", "5")],
 )
-def test_calibrate_bad_analysis_options_are_refused_before_scoring(option, value, tmp_path):
-    assert_user_error(judgelab("calibrate", option, value, "--out", str(tmp_path)), option)
+def test_calibrate_bad_analysis_options_are_refused_before_scoring(run_cli, user_error, option, value, tmp_path):
+    user_error(run_cli("calibrate", option, value, "--out", str(tmp_path)), option)
     assert not (tmp_path / "scores.jsonl").exists()
 
 
@@ -107,24 +86,24 @@ def test_calibrate_library_checks_options_before_scoring(tmp_path):
         calibrate("no-such-model", out=tmp_path, target_error=5)
 
 
-def test_sets_validate_empty_file(tmp_path):
+def test_sets_validate_empty_file(run_cli, user_error, tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_text("")
-    assert_user_error(judgelab("sets", "validate", str(path)), str(path), "no valid rows")
+    user_error(run_cli("sets", "validate", str(path)), str(path), "no valid rows")
 
 
-def test_faithbench_with_wrong_columns(tmp_path):
+def test_faithbench_with_wrong_columns(run_cli, user_error, tmp_path):
     path = tmp_path / "FaithBench.csv"
     path.write_text("doc,claim,label\nsome text,a claim,Consistent\n")
-    assert_user_error(judgelab("sets", "import", "faithbench", str(path), "--out", str(tmp_path / "o.jsonl")),
+    user_error(run_cli("sets", "import", "faithbench", str(path), "--out", str(tmp_path / "o.jsonl")),
                       f"{path}:1", "source", "worst-label")
     assert not (tmp_path / "o.jsonl").exists()
 
 
-def test_faithbench_with_no_rows(tmp_path):
+def test_faithbench_with_no_rows(run_cli, user_error, tmp_path):
     path = tmp_path / "FaithBench.csv"
     path.write_text("source,summary,LLM,worst-label,best-label\n")
-    assert_user_error(judgelab("sets", "import", "faithbench", str(path), "--out", str(tmp_path / "o.jsonl")),
+    user_error(run_cli("sets", "import", "faithbench", str(path), "--out", str(tmp_path / "o.jsonl")),
                       "No rows were imported", str(path))
 
 
@@ -134,39 +113,38 @@ def _spec_text(model_id: str) -> str:
     return text.replace('id = "gemma-3-270m"', f'id = "{model_id}"', 1)
 
 
-def test_binary_spec_is_skipped_and_reported(tmp_path):
+def test_binary_spec_is_skipped_and_reported(run_cli, tmp_path):
     (tmp_path / "broken.toml").write_bytes(b"\x00\xff\xfe binary")
     (tmp_path / "other.toml").write_text(_spec_text("other-judge"), encoding="utf-8")
-    proc = judgelab("models", env={"JUDGELAB_MODELS_PATH": str(tmp_path)})
+    proc = run_cli("models", env={"JUDGELAB_MODELS_PATH": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "broken.toml" in proc.stderr and "not UTF-8" in proc.stderr
     assert "other-judge" in proc.stdout and "gemma-3-270m" in proc.stdout
 
 
-def test_one_invalid_spec_does_not_hide_the_others(tmp_path):
+def test_one_invalid_spec_does_not_hide_the_others(run_cli, tmp_path):
     (tmp_path / "bad.toml").write_text('id = "bad"\nfamily = 3\nnonsense = [\n', encoding="utf-8")
-    proc = judgelab("models", env={"JUDGELAB_MODELS_PATH": str(tmp_path)})
+    proc = run_cli("models", env={"JUDGELAB_MODELS_PATH": str(tmp_path)})
     assert proc.returncode == 0 and "gemma-3-270m" in proc.stdout, proc.stderr
     assert "bad.toml" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_duplicate_spec_ids_name_both_files(tmp_path):
+def test_duplicate_spec_ids_name_both_files(run_cli, user_error, tmp_path):
     impostor = tmp_path / "my-judge.toml"
     impostor.write_text(_spec_text("gemma-3-270m").replace("description =", 'description = "impostor" #', 1),
                         encoding="utf-8")
     env = {"JUDGELAB_MODELS_PATH": str(tmp_path)}
-    err = assert_user_error(judgelab("models", env=env), "gemma-3-270m", str(impostor), "gemma-3-270m.toml")
+    err = user_error(run_cli("models", env=env), "gemma-3-270m", str(impostor), "gemma-3-270m.toml")
     assert "another id" in err
-    assert_user_error(judgelab("check", env=env), str(impostor), "gemma-3-270m.toml")
+    user_error(run_cli("check", env=env), str(impostor), "gemma-3-270m.toml")
 
 
-def test_single_class_set_is_stated_in_the_report(tmp_path):
-    from _calibration_helpers import ScriptedEvaluator
+def test_single_class_set_is_stated_in_the_report(tmp_path, scripted_evaluator):
     from judgelab.calibration import LabelledRow, calibrate
 
     rows = [LabelledRow(id=f"r{i}", task="fact-check", documents=["d"], response=f"c{i}", label=1) for i in range(12)]
-    ev = ScriptedEvaluator({f"c{i}": 0.5 + i / 30 for i in range(12)})
+    ev = scripted_evaluator({f"c{i}": 0.5 + i / 30 for i in range(12)})
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev}, n_resamples=50, progress=False,
                     figures=False)
     a = res.analyses["fact-check"]
@@ -177,13 +155,12 @@ def test_single_class_set_is_stated_in_the_report(tmp_path):
     assert json.loads((tmp_path / "metrics.json").read_text())["tasks"]["fact-check"]["warnings"]
 
 
-def test_fact_check_rows_without_evidence_are_stated(tmp_path):
-    from _calibration_helpers import ScriptedEvaluator
+def test_fact_check_rows_without_evidence_are_stated(tmp_path, scripted_evaluator):
     from judgelab.calibration import LabelledRow, calibrate
 
     rows = [LabelledRow(id=f"r{i}", task="fact-check", documents=[] if i < 2 else ["d"], response=f"c{i}",
                         label=i % 2) for i in range(12)]
-    ev = ScriptedEvaluator({f"c{i}": 0.3 + (i % 2) * 0.4 for i in range(12)})
+    ev = scripted_evaluator({f"c{i}": 0.3 + (i % 2) * 0.4 for i in range(12)})
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev}, n_resamples=50, progress=False,
                     figures=False)
     warnings = res.analyses["fact-check"].warnings()
@@ -191,8 +168,8 @@ def test_fact_check_rows_without_evidence_are_stated(tmp_path):
     assert "have no evidence" in (tmp_path / "report.md").read_text()
 
 
-def test_calibrate_stress_with_ray_is_refused_not_run_locally(tmp_path):
+def test_calibrate_stress_with_ray_is_refused_not_run_locally(run_cli, user_error, tmp_path):
     out = tmp_path / "o"
-    assert_user_error(judgelab("calibrate", "--stress", "--ray", "local", "--out", str(out)),
+    user_error(run_cli("calibrate", "--stress", "--ray", "local", "--out", str(out)),
                       "--stress does not run on Ray", "drop --ray")
     assert not (out / "scores.jsonl").exists()

@@ -23,7 +23,6 @@ from judgelab.evaluators import (
 )
 from judgelab.questions import Choice, Noul, Score
 
-from _scripted_model import ScriptedModel
 
 PLAUSIBLE = Noul("Is `assistant_answer` physically plausible?", when_false="Contains an impossible value")
 RELEVANT = Noul("Does `assistant_answer` address `user_question`?")
@@ -42,8 +41,8 @@ def oracle_judge(model) -> CriteriaJudge:
 # -- the oracle -----------------------------------------------------------------
 
 
-def test_oracle_two_nouls():
-    model = ScriptedModel({"plausible": 0.02, "address": 0.95})
+def test_oracle_two_nouls(scripted_model):
+    model = scripted_model({"plausible": 0.02, "address": 0.95})
     evaluator = CriteriaEvaluator(oracle_judge(model))
     assert isinstance(evaluator, Evaluator)
     res = evaluator.evaluate(WEATHER)
@@ -62,7 +61,7 @@ def test_oracle_two_nouls():
     assert model.calls == [(2, ("Yes", "No"))]
 
 
-def test_request_fields_become_the_state():
+def test_request_fields_become_the_state(scripted_model):
     req = EvaluationRequest("What is the weather in Paris?", ["Paris is in France.", "   "], "It is -400 degrees.")
     state = request_state(req)
     assert list(state) == ["user_question", "assistant_answer", "supporting_context"]
@@ -70,7 +69,7 @@ def test_request_fields_become_the_state():
     assert state["supporting_context"] == ["Paris is in France."]  # blank documents dropped
     assert "supporting_context" not in request_state(WEATHER)  # no evidence: the field is absent
 
-    model = ScriptedModel({"plausible": 0.9, "address": 0.9})
+    model = scripted_model({"plausible": 0.9, "address": 0.9})
     CriteriaEvaluator(oracle_judge(model)).evaluate(req)
     assert all("`supporting_context`:\n[1] Paris is in France." in p for p in model.prompts)
     model.prompts.clear()
@@ -78,8 +77,8 @@ def test_request_fields_become_the_state():
     assert not any("`supporting_context`:" in p for p in model.prompts)
 
 
-def test_judge_keyword_form_matches_evaluator_state():
-    model = ScriptedModel({"plausible": 0.9, "address": 0.2})
+def test_judge_keyword_form_matches_evaluator_state(scripted_model):
+    model = scripted_model({"plausible": 0.9, "address": 0.2})
     verdict = oracle_judge(model).judge(question="Q?", answer="A.", context=["doc"], locale="fr")
     assert verdict.outcomes == {"is_plausible": "PASSED", "is_relevant": "FAILED"}
     assert "`locale`:\nfr" in model.prompts[0]
@@ -88,27 +87,33 @@ def test_judge_keyword_form_matches_evaluator_state():
 # -- outcome rules ----------------------------------------------------------------
 
 
-def _one(criterion, script, **options) -> "Verdict":
-    return CriteriaJudge(ScriptedModel(script), [criterion], **options).judge(question="q", answer="a")
+@pytest.fixture
+def one(scripted_model):
+    """Judge one criterion against a scripted model: ``one(criterion, script, **options) -> Verdict``."""
+
+    def judge_one(criterion, script, **options) -> "Verdict":
+        return CriteriaJudge(scripted_model(script), [criterion], **options).judge(question="q", answer="a")
+
+    return judge_one
 
 
 @pytest.mark.parametrize(
     "p, expected", [(0.70, "PASSED"), (0.6999, "FAILED"), (0.5, "FAILED"), (0.9, "PASSED")]
 )
-def test_noul_passes_iff_p_yes_reaches_minimum(p, expected):
-    verdict = _one(NoulCriterion("n", PLAUSIBLE, 0.7), {"plausible": p})
+def test_noul_passes_iff_p_yes_reaches_minimum(p, expected, one):
+    verdict = one(NoulCriterion("n", PLAUSIBLE, 0.7), {"plausible": p})
     assert verdict.outcomes == {"n": expected}
     assert verdict["n"].score == pytest.approx(p)
 
 
-def test_noul_is_inconclusive_only_with_noul_min_confidence():
+def test_noul_is_inconclusive_only_with_noul_min_confidence(one):
     crit = NoulCriterion("n", PLAUSIBLE, 0.5)
-    assert _one(crit, {"plausible": 0.55}).outcomes == {"n": "PASSED"}
-    assert _one(crit, {"plausible": 0.55}, min_confidence=0.9).outcomes == {"n": "PASSED"}
-    assert _one(crit, {"plausible": 0.55}, noul_min_confidence=0.8).outcomes == {"n": "INCONCLUSIVE"}
-    assert _one(crit, {"plausible": 0.25}, noul_min_confidence=0.8).outcomes == {"n": "INCONCLUSIVE"}
-    assert _one(crit, {"plausible": 0.85}, noul_min_confidence=0.8).outcomes == {"n": "PASSED"}
-    assert _one(crit, {"plausible": 0.1}, noul_min_confidence=0.8).outcomes == {"n": "FAILED"}
+    assert one(crit, {"plausible": 0.55}).outcomes == {"n": "PASSED"}
+    assert one(crit, {"plausible": 0.55}, min_confidence=0.9).outcomes == {"n": "PASSED"}
+    assert one(crit, {"plausible": 0.55}, noul_min_confidence=0.8).outcomes == {"n": "INCONCLUSIVE"}
+    assert one(crit, {"plausible": 0.25}, noul_min_confidence=0.8).outcomes == {"n": "INCONCLUSIVE"}
+    assert one(crit, {"plausible": 0.85}, noul_min_confidence=0.8).outcomes == {"n": "PASSED"}
+    assert one(crit, {"plausible": 0.1}, noul_min_confidence=0.8).outcomes == {"n": "FAILED"}
 
 
 TONE = Choice("What is the tone of `assistant_answer`?", {"formal": "polite", "casual": "relaxed", "rude": "insulting"})
@@ -125,9 +130,9 @@ TONE = Choice("What is the tone of `assistant_answer`?", {"formal": "polite", "c
         ({"formal": 0.1, "casual": 0.1, "rude": 0.8}, 0.6, "FAILED"),
     ],
 )
-def test_choice_rule(dist, min_conf, expected):
+def test_choice_rule(dist, min_conf, expected, one):
     crit = ChoiceCriterion("tone", TONE, ("formal", "casual"))
-    verdict = _one(crit, {"tone": dist}, min_confidence=min_conf)
+    verdict = one(crit, {"tone": dist}, min_confidence=min_conf)
     assert verdict.outcomes == {"tone": expected}
     answer = verdict["tone"].answer
     assert answer.choice == max(dist, key=dist.get)
@@ -135,8 +140,8 @@ def test_choice_rule(dist, min_conf, expected):
     assert verdict["tone"].score == pytest.approx(dist["formal"] + dist["casual"])
 
 
-def test_choice_failure_detail_names_the_choice():
-    verdict = _one(ChoiceCriterion("tone", TONE, ("formal",)), {"tone": {"formal": 0.1, "casual": 0.1, "rude": 0.8}})
+def test_choice_failure_detail_names_the_choice(one):
+    verdict = one(ChoiceCriterion("tone", TONE, ("formal",)), {"tone": {"formal": 0.1, "casual": 0.1, "rude": 0.8}})
     assert verdict.feedback.startswith("tone: Chose 'rude': insulting (0.10 on accepted options formal")
 
 
@@ -154,9 +159,9 @@ COMPLETE = Score("How complete is `assistant_answer`?", ["nothing", "little", "h
         ((0.6, 0.3, 0.1, 0.0, 0.0), 3.0, 0.6, "FAILED"),
     ],
 )
-def test_score_rule(probs, minimum, min_conf, expected):
+def test_score_rule(probs, minimum, min_conf, expected, one):
     dist = {str(i): p for i, p in enumerate(probs)}
-    verdict = _one(ScoreCriterion("complete", COMPLETE, minimum), {"complete": dist}, min_confidence=min_conf)
+    verdict = one(ScoreCriterion("complete", COMPLETE, minimum), {"complete": dist}, min_confidence=min_conf)
     assert verdict.outcomes == {"complete": expected}
     answer = verdict["complete"].answer
     assert answer.probabilities == pytest.approx(probs)
@@ -164,11 +169,11 @@ def test_score_rule(probs, minimum, min_conf, expected):
     assert answer.level == max(range(5), key=lambda i: probs[i])
 
 
-def test_check_runs_locally_and_reports_its_defect():
+def test_check_runs_locally_and_reports_its_defect(scripted_model):
     def boom(state):
         raise RuntimeError("cannot check")
 
-    model = ScriptedModel({})
+    model = scripted_model({})
     judge = (
         CriteriaJudge.builder(model)
         .check("short", lambda s: len(s["assistant_answer"]) < 10, "The answer is too long")
@@ -185,8 +190,8 @@ def test_check_runs_locally_and_reports_its_defect():
     assert model.calls == []  # code checks never reach the model
 
 
-def test_applies_when_makes_not_applicable_and_skips_the_model():
-    model = ScriptedModel({"plausible": 0.1, "address": 0.9})
+def test_applies_when_makes_not_applicable_and_skips_the_model(scripted_model):
+    model = scripted_model({"plausible": 0.1, "address": 0.9})
     judge = (
         CriteriaJudge.builder(model)
         .noul("is_plausible", PLAUSIBLE, 0.7, applies_when=lambda s: "supporting_context" in s)
@@ -201,17 +206,17 @@ def test_applies_when_makes_not_applicable_and_skips_the_model():
     assert len(model.prompts) == 1 and "address" in model.prompts[0]
 
 
-def test_passed_and_feedback_with_fail_on_options():
+def test_passed_and_feedback_with_fail_on_options(scripted_model):
     script = {"plausible": 0.55, "address": 0.95}
     criteria = [NoulCriterion("is_plausible", PLAUSIBLE, 0.5), NoulCriterion("is_relevant", RELEVANT, 0.5),
                 CheckCriterion("crash", lambda s: 1 / 0, "x")]
-    lenient = CriteriaJudge(ScriptedModel(script), criteria, noul_min_confidence=0.8)
+    lenient = CriteriaJudge(scripted_model(script), criteria, noul_min_confidence=0.8)
     v = lenient.judge(question="q", answer="a")
     assert v.outcomes == {"is_plausible": "INCONCLUSIVE", "is_relevant": "PASSED", "crash": "ERROR"}
     assert v.passed and v.feedback == ""
     assert CriteriaEvaluator(lenient).evaluate(WEATHER).score == pytest.approx(1 / 3)
 
-    strict = CriteriaJudge(ScriptedModel(script), criteria, noul_min_confidence=0.8, fail_on_inconclusive=True)
+    strict = CriteriaJudge(scripted_model(script), criteria, noul_min_confidence=0.8, fail_on_inconclusive=True)
     v = strict.judge(question="q", answer="a")
     assert not v.passed
     lines = v.feedback.splitlines()
@@ -219,13 +224,13 @@ def test_passed_and_feedback_with_fail_on_options():
     assert lines[1].startswith("- is_plausible: undecided")
     assert "The following checks could not be evaluated:" in lines
 
-    on_error = CriteriaJudge(ScriptedModel(script), criteria, fail_on_error=True)
+    on_error = CriteriaJudge(scripted_model(script), criteria, fail_on_error=True)
     v = on_error.judge(question="q", answer="a")
     assert not v.passed and "ZeroDivisionError" in v.feedback
 
 
-def test_feedback_lists_failures_then_inconclusive():
-    model = ScriptedModel({"plausible": 0.1, "address": 0.6})
+def test_feedback_lists_failures_then_inconclusive(scripted_model):
+    model = scripted_model({"plausible": 0.1, "address": 0.6})
     judge = CriteriaJudge(
         model,
         [NoulCriterion("is_plausible", PLAUSIBLE, 0.7), NoulCriterion("is_relevant", RELEVANT, 0.5)],
@@ -245,8 +250,8 @@ def test_no_applicable_criterion_scores_one_when_passed():
     assert res.passed and res.score == 1.0 and res.metadata["findings"] == {"c": "NOT_APPLICABLE"}
 
 
-def test_engine_error_is_one_finding_and_keeps_the_rest():
-    model = ScriptedModel({"plausible": 0.9, "address": 0.9, "HUGE": 0.9}, too_long="HUGE")
+def test_engine_error_is_one_finding_and_keeps_the_rest(scripted_model):
+    model = scripted_model({"plausible": 0.9, "address": 0.9, "HUGE": 0.9}, too_long="HUGE")
     judge = (
         CriteriaJudge.builder(model)
         .noul("is_plausible", PLAUSIBLE, 0.7)
@@ -259,8 +264,8 @@ def test_engine_error_is_one_finding_and_keeps_the_rest():
     assert "ContextLengthError" in v["huge"].detail and "99999" in v["huge"].detail
 
 
-def test_many_requests_go_to_the_engine_together():
-    model = ScriptedModel({"plausible": 0.9, "address": 0.3})
+def test_many_requests_go_to_the_engine_together(scripted_model):
+    model = scripted_model({"plausible": 0.9, "address": 0.3})
     evaluator = CriteriaEvaluator(oracle_judge(model))
     results = evaluator.evaluate_many([WEATHER, EvaluationRequest("Q2?", response_content="A2.")])
     assert [r.metadata["findings"]["is_relevant"] for r in results] == ["FAILED", "FAILED"]
@@ -270,8 +275,8 @@ def test_many_requests_go_to_the_engine_together():
 # -- construction -------------------------------------------------------------
 
 
-def test_builder_and_constructor_build_the_same_judge():
-    model = ScriptedModel({})
+def test_builder_and_constructor_build_the_same_judge(scripted_model):
+    model = scripted_model({})
     check = lambda s: True  # noqa: E731
     built = (
         CriteriaJudge.builder(model)
@@ -297,36 +302,36 @@ def test_builder_and_constructor_build_the_same_judge():
 @pytest.mark.parametrize(
     "make, match",
     [
-        (lambda: Noul(), "instructions or criteria"),
-        (lambda: Noul("  "), "instructions or criteria"),
-        (lambda: Choice("q", {"only": ""}), "at least 2 options"),
-        (lambda: Score("q", ["one"]), "2 to 10 levels"),
-        (lambda: Score("q", [str(i) for i in range(11)]), "2 to 10 levels"),
-        (lambda: ChoiceCriterion("c", TONE, ("polite",)), r"\['polite'\] are not options"),
-        (lambda: ChoiceCriterion("c", TONE, ()), "name the accepted options"),
-        (lambda: ScoreCriterion("c", COMPLETE, 5), r"level in \[0, 4\]"),
-        (lambda: NoulCriterion("c", PLAUSIBLE, 1.5), r"probability in \[0, 1\]"),
-        (lambda: CriteriaJudge(ScriptedModel({}), [NoulCriterion("x", PLAUSIBLE), NoulCriterion("x", RELEVANT)]), "named 'x'"),
-        (lambda: CriteriaJudge(None, [NoulCriterion("x", PLAUSIBLE)]), "no model was given"),
-        (lambda: CriteriaJudge(ScriptedModel({}), [NoulCriterion("x", PLAUSIBLE)], min_confidence=2), "min_confidence"),
-        (lambda: CriteriaJudge(ScriptedModel({}), []), "at least one criterion"),
+        (lambda model: Noul(), "instructions or criteria"),
+        (lambda model: Noul("  "), "instructions or criteria"),
+        (lambda model: Choice("q", {"only": ""}), "at least 2 options"),
+        (lambda model: Score("q", ["one"]), "2 to 10 levels"),
+        (lambda model: Score("q", [str(i) for i in range(11)]), "2 to 10 levels"),
+        (lambda model: ChoiceCriterion("c", TONE, ("polite",)), r"\['polite'\] are not options"),
+        (lambda model: ChoiceCriterion("c", TONE, ()), "name the accepted options"),
+        (lambda model: ScoreCriterion("c", COMPLETE, 5), r"level in \[0, 4\]"),
+        (lambda model: NoulCriterion("c", PLAUSIBLE, 1.5), r"probability in \[0, 1\]"),
+        (lambda model: CriteriaJudge(model({}), [NoulCriterion("x", PLAUSIBLE), NoulCriterion("x", RELEVANT)]), "named 'x'"),
+        (lambda model: CriteriaJudge(None, [NoulCriterion("x", PLAUSIBLE)]), "no model was given"),
+        (lambda model: CriteriaJudge(model({}), [NoulCriterion("x", PLAUSIBLE)], min_confidence=2), "min_confidence"),
+        (lambda model: CriteriaJudge(model({}), []), "at least one criterion"),
     ],
 )
-def test_bad_definitions_are_refused_with_a_clear_message(make, match):
+def test_bad_definitions_are_refused_with_a_clear_message(make, match, scripted_model):
     with pytest.raises(QuestionError, match=match):
-        make()
+        make(scripted_model)
 
 
-def test_state_must_be_a_mapping():
-    judge = oracle_judge(ScriptedModel({}))
+def test_state_must_be_a_mapping(scripted_model):
+    judge = oracle_judge(scripted_model({}))
     with pytest.raises(QuestionError, match="mapping"):
         judge.judge_state(["not", "a", "mapping"])
 
 
-def test_verdict_to_dict_is_json_ready():
+def test_verdict_to_dict_is_json_ready(scripted_model):
     import json
 
-    model = ScriptedModel({"plausible": 0.02, "address": 0.95})
+    model = scripted_model({"plausible": 0.02, "address": 0.95})
     res = CriteriaEvaluator(oracle_judge(model)).evaluate(WEATHER)
     data = json.loads(json.dumps(res.metadata["verdict"].to_dict()))
     assert data["findings"][0]["outcome"] == "FAILED"

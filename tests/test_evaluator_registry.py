@@ -14,14 +14,10 @@ from judgelab.evaluators import (
 )
 
 
-class _Spec:
-    id = "scripted"
-    spec_hash = "0" * 16
-    tasks: dict = {}
-
-
 class _Model:
-    spec = _Spec()
+    """A stand-in model: the registry only passes it on."""
+
+    spec = None
 
 
 def test_shipped_names_and_task_defaults():

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from _calibration_helpers import ScriptedEvaluator
 from judgelab.calibration import (
     EvaluatorFactory,
     LabelledRow,
@@ -61,25 +60,25 @@ def test_a_key_larger_than_a_block_is_one_block_and_pair_and_row_keys():
         plan_blocks(rows, block_size=2, key="nope")
 
 
-def test_local_executor_is_the_default_and_reports_what_it_did(tmp_path):
+def test_local_executor_is_the_default_and_reports_what_it_did(tmp_path, scripted_evaluator):
     rows = _rows(3, 2)
     scores = {r.response: 0.25 + 0.1 * i for i, r in enumerate(rows)}
     ex = LocalExecutor()
-    recs = run(ScriptedEvaluator(scores), rows, out=tmp_path / "s.jsonl", batch_size=4, progress=False, executor=ex)
+    recs = run(scripted_evaluator(scores), rows, out=tmp_path / "s.jsonl", batch_size=4, progress=False, executor=ex)
     assert [r.id for r in recs] == [r.id for r in rows]
     assert ex.report.executor == "local" and ex.report.rows == 6 and ex.report.replica_of() == {r.id: 0 for r in rows}
     assert ex.report.tokens_decoded is None  # a scripted evaluator has no engine
-    default = run(ScriptedEvaluator(scores), rows, out=tmp_path / "t.jsonl", batch_size=4, progress=False)
+    default = run(scripted_evaluator(scores), rows, out=tmp_path / "t.jsonl", batch_size=4, progress=False)
     assert [r.score for r in default] == [r.score for r in recs]
 
 
-def test_run_builds_the_evaluator_from_a_factory(tmp_path):
+def test_run_builds_the_evaluator_from_a_factory(tmp_path, scripted_evaluator):
     rows = _rows(2, 2)
     scores = {r.response: 0.6 for r in rows}
     built = []
 
     def factory():
-        built.append(ScriptedEvaluator(scores))
+        built.append(scripted_evaluator(scores))
         return built[-1]
 
     recs = run(factory, rows, out=tmp_path / "s.jsonl", progress=False)
@@ -98,10 +97,10 @@ def test_evaluator_factory_pickles_and_fills_replica_resources():
         EvaluatorFactory(task="rubric")
 
 
-def test_ray_executor_refuses_a_built_evaluator_and_bad_parameters(tmp_path):
+def test_ray_executor_refuses_a_built_evaluator_and_bad_parameters(tmp_path, scripted_evaluator):
     pytest.importorskip("ray")
     with pytest.raises(JudgelabError, match="needs a factory"):
-        run(ScriptedEvaluator({"claim 0.0": 0.5}), _rows(1, 1), out=tmp_path / "s.jsonl", progress=False,
+        run(scripted_evaluator({"claim 0.0": 0.5}), _rows(1, 1), out=tmp_path / "s.jsonl", progress=False,
             executor=RayExecutor(replicas=1))
     assert not (tmp_path / "s.jsonl").read_text()  # nothing was scored, nothing written
     with pytest.raises(JudgelabError, match="'replicas' parameter of RayExecutor"):

@@ -14,7 +14,7 @@ from judgelab.engine import load_model
 from judgelab.engine._label_head import _round_q8_0, _round_q8_k, load_label_head
 from judgelab.weights import resolve_weights
 
-from test_engine import YES_NO, mixed_prompts
+YES_NO = ("Yes", "No")
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def _label_ids(model) -> list[int]:
     return ids + [model.backend.tokenize(w, add_bos=False)[0] for w in (" the", " maybe", "\n")]
 
 
-def test_label_logits_equal_the_full_output_layer(judge_model, full_layer_model):
+def test_label_logits_equal_the_full_output_layer(mixed_prompts, judge_model, full_layer_model):
     prompts = [judge_model.tokenize(p) for p in mixed_prompts(30)]
     ids = _label_ids(judge_model)
     got = judge_model.backend.label_logits(prompts, ids)
@@ -41,7 +41,7 @@ def test_label_logits_equal_the_full_output_layer(judge_model, full_layer_model)
     assert np.max(np.abs(got - want)) <= 1e-4
 
 
-def test_probabilities_do_not_depend_on_the_head(judge_model, full_layer_model):
+def test_probabilities_do_not_depend_on_the_head(mixed_prompts, judge_model, full_layer_model):
     prompts = mixed_prompts(20)
     got = judge_model.batch_probabilities(prompts, YES_NO)
     want = full_layer_model.batch_probabilities(prompts, YES_NO)
@@ -49,7 +49,7 @@ def test_probabilities_do_not_depend_on_the_head(judge_model, full_layer_model):
         assert g["Yes"] == pytest.approx(w["Yes"], abs=1e-5)
 
 
-def test_a_head_that_disagrees_is_not_used(full_layer_model):
+def test_a_head_that_disagrees_is_not_used(mixed_prompts, full_layer_model):
     model = load_model("gemma-3-270m", n_threads=2)
     try:
         model.backend._head.softcap = 5.0  # a wrong output layer: logits squashed into [-5, 5]

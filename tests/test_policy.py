@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 from judgelab.calibration import ScoreRecord, abstain_band, fit_policy, load_policy
-from judgelab.calibration._policy import fit_arrays, policy_decisions
+from judgelab.calibration.policy import fit_arrays, policy_decisions
 from judgelab.errors import PolicyMismatchError
 
 ALPHA, DELTA = 0.1, 0.1

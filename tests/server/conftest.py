@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import httpx
 import pytest
 
@@ -35,6 +37,14 @@ def api_key() -> str:
 
 
 @pytest.fixture()
+def openai_client(base_url, api_key):
+    """The official ``openai`` client on the test server."""
+    import openai
+
+    return openai.OpenAI(base_url=f"{base_url}/v1", api_key=api_key, max_retries=0)
+
+
+@pytest.fixture()
 def http(base_url):
     """An httpx client carrying the API key."""
     with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=120) as client:
@@ -45,6 +55,13 @@ LIMITED_BODY = 1024 * 1024
 LIMITED_PROMPTS = 24
 LIMITED_HEADER_S = 2
 LIMITED_CONNECTIONS = 16
+
+
+@pytest.fixture(scope="session")
+def limits() -> SimpleNamespace:
+    """The limits ``limited_server`` runs with: body bytes, prompts a request, header seconds, connections."""
+    return SimpleNamespace(body=LIMITED_BODY, prompts=LIMITED_PROMPTS, header_s=LIMITED_HEADER_S,
+                           connections=LIMITED_CONNECTIONS)
 
 
 @pytest.fixture(scope="session")

@@ -85,12 +85,21 @@ def test_batcher_runs_each_job_once_and_isolates_a_bad_prompt(judge_model):
 def test_batcher_close_finishes_queued_jobs(judge_model):
     from judgelab.server import Batcher
 
-    batcher = Batcher(judge_model, window=0.0)
+    counting = _Counting(judge_model)
+    batcher = Batcher(counting, window=0.0)
     gate = threading.Event()
-    batcher.call(lambda m: gate.wait(30))
-    futures = [batcher.submit([judge_model.render(f"Is {n} even?")], ("Yes", "No")) for n in (2, 3)]
+    blocker = batcher.call(lambda m: gate.wait(30))  # hold the worker so the jobs below are queued
+    prompts = [judge_model.render(f"Is {n} even?") for n in (2, 3)]
+    futures = [batcher.submit([p], ("Yes", "No")) for p in prompts]
     closer = threading.Thread(target=batcher.close)
     closer.start()
+    assert not any(f.done() for f in futures)  # still queued behind the blocker when close() starts
     gate.set()
     closer.join(120)
-    assert all(f.done() and f.exception() is None for f in futures)
+    assert not closer.is_alive() and blocker.result(0) is True
+    assert counting.calls, "close() returned without judging the queued jobs"
+    direct = judge_model.judge_many(prompts, ("Yes", "No"))
+    for f, want in zip(futures, direct):
+        got = f.result(0)[0]  # done by the time close() returned: no waiting here
+        assert got.label == want.label
+        assert got.probabilities["Yes"] == pytest.approx(want.probabilities["Yes"], abs=1e-4)

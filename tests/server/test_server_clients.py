@@ -103,13 +103,6 @@ def test_labels_are_configurable_per_request(http):
 # -- OpenAI ----------------------------------------------------------------------
 
 
-@pytest.fixture()
-def openai_client(base_url, api_key):
-    import openai
-
-    return openai.OpenAI(base_url=f"{base_url}/v1", api_key=api_key, max_retries=0)
-
-
 def test_openai_chat_completion_with_logprobs(openai_client):
     completion = openai_client.chat.completions.create(
         model=MODEL, messages=[{"role": "user", "content": QUESTION}],

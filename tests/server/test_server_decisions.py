@@ -56,19 +56,20 @@ def _check_distributions(decision) -> None:
 
 
 @pytest.fixture()
-def openai_client(base_url, api_key):
+def decisions_client(openai_client):
+    """The shared ``openai_client``; skips where this openai has no decisions resource."""
     import openai
 
     if not hasattr(openai.OpenAI, "decisions"):
         pytest.skip(f"openai {openai.__version__} has no decisions resource (pip install 'openai>=3.57')")
-    return openai.OpenAI(base_url=f"{base_url}/v1", api_key=api_key, max_retries=0)
+    return openai_client
 
 
 # -- the official client ------------------------------------------------------------
 
 
-def test_openai_client_predicate_choice_score(openai_client):
-    decision = openai_client.decisions.create(model=MODEL, input=INPUT, questions=QUESTIONS)
+def test_openai_client_predicate_choice_score(decisions_client):
+    decision = decisions_client.decisions.create(model=MODEL, input=INPUT, questions=QUESTIONS)
     assert decision.model == MODEL
     assert [a.type for a in decision.answers] == ["predicate", "choice", "score"]
     assert [a.name for a in decision.answers] == ["refund", "team", "urgency"]
@@ -84,10 +85,10 @@ def test_openai_client_predicate_choice_score(openai_client):
     assert usage.input_tokens_details.cached_tokens == 0 and usage.output_tokens_details.reasoning_tokens == 0
 
 
-def test_answers_equal_ask_all(openai_client, judge_model):
+def test_answers_equal_ask_all(decisions_client, judge_model):
     from judgelab.questions import ask_all
 
-    decision = openai_client.decisions.create(model=MODEL, input=INPUT, questions=QUESTIONS)
+    decision = decisions_client.decisions.create(model=MODEL, input=INPUT, questions=QUESTIONS)
     expected = ask_all(judge_model, [({"input": INPUT}, t) for t in _typed_questions()])
     refund, team, urgency = decision.answers
     assert refund.probability == pytest.approx(expected[0].probability, abs=1e-6)
@@ -98,7 +99,7 @@ def test_answers_equal_ask_all(openai_client, judge_model):
     assert decision.usage.input_tokens == sum(a.prompt_tokens for a in expected)
 
 
-def test_message_input_and_unnamed_questions_equal_ask_all(openai_client, judge_model):
+def test_message_input_and_unnamed_questions_equal_ask_all(decisions_client, judge_model):
     from judgelab.questions import Noul, ask_all
 
     messages = [
@@ -106,7 +107,7 @@ def test_message_input_and_unnamed_questions_equal_ask_all(openai_client, judge_
         {"role": "user", "content": [{"type": "input_text", "text": "My card was charged twice."}]},
         {"role": "assistant", "content": [{"type": "output_text", "text": "I have refunded one charge."}]},
     ]
-    decision = openai_client.decisions.create(
+    decision = decisions_client.decisions.create(
         model=MODEL, input=messages,
         questions=[{"type": "predicate", "instructions": "The assistant resolved the problem."},
                    {"type": "predicate", "instructions": [{"type": "input_text", "text": "The user is angry."}]}],
@@ -119,8 +120,8 @@ def test_message_input_and_unnamed_questions_equal_ask_all(openai_client, judge_
     assert [a.probability for a in decision.answers] == pytest.approx([e.probability for e in expected], abs=1e-6)
 
 
-def test_boolean_choice_values_stay_typed(openai_client):
-    decision = openai_client.decisions.create(
+def test_boolean_choice_values_stay_typed(decisions_client):
+    decision = decisions_client.decisions.create(
         model="gpt-6-luna",  # the clients' default model name is answered by the served model
         input="The sky is green.",
         questions=[{"type": "choice", "instructions": "Is the statement true?",
@@ -213,7 +214,7 @@ def test_bad_requests_get_api_errors_and_the_server_keeps_serving(http, case):
     assert ok.status_code == 200 and ok.json()["answers"][0]["type"] == "predicate"
 
 
-def test_input_longer_than_context_says_how_long(http, judge_model, openai_client):
+def test_input_longer_than_context_says_how_long(http, judge_model, decisions_client):
     import openai
 
     text = "lorem ipsum " * judge_model.n_ctx
@@ -225,15 +226,15 @@ def test_input_longer_than_context_says_how_long(http, judge_model, openai_clien
     n_tokens = int(error["message"].split("prompt tokens: ")[1].split(",")[0])
     assert n_tokens > judge_model.n_ctx
     with pytest.raises(openai.BadRequestError, match="context holds"):
-        openai_client.decisions.create(model=MODEL, input=text, questions=QUESTIONS[:1])
-    assert openai_client.decisions.create(model=MODEL, input=INPUT, questions=QUESTIONS).answers[2].type == "score"
+        decisions_client.decisions.create(model=MODEL, input=text, questions=QUESTIONS[:1])
+    assert decisions_client.decisions.create(model=MODEL, input=INPUT, questions=QUESTIONS).answers[2].type == "score"
 
 
-def test_unknown_model_is_404(openai_client):
+def test_unknown_model_is_404(decisions_client):
     import openai
 
     with pytest.raises(openai.NotFoundError, match="not found"):
-        openai_client.decisions.create(model="gpt-4o", input=INPUT, questions=QUESTIONS[:1])
+        decisions_client.decisions.create(model="gpt-4o", input=INPUT, questions=QUESTIONS[:1])
 
 
 # -- capabilities ------------------------------------------------------------------------
@@ -332,13 +333,12 @@ def test_langchain_openai_decisions(base_url, api_key):
 # -- refusals and the context check, above the engine (scripted model) ----------------------
 
 
-def test_unreadable_question_is_refused_and_the_others_answered():
-    from _scripted_model import ScriptedModel
+def test_unreadable_question_is_refused_and_the_others_answered(scripted_model):
 
     from judgelab.errors import LabelError
     from judgelab.server._decisions import DecisionBody, answer_decisions
 
-    class Unreadable(ScriptedModel):
+    class Unreadable(scripted_model):
         def judge_many(self, prompts, labels):
             if any("cannot be read" in p for p in prompts):
                 raise LabelError("labels 'Yes'/'No' share their first token", labels=tuple(labels))
@@ -361,15 +361,14 @@ def test_unreadable_question_is_refused_and_the_others_answered():
     assert [a.type for a in parsed.answers] == ["predicate", "refusal"]
 
 
-def test_too_long_input_is_a_400_on_input():
-    from _scripted_model import ScriptedModel
+def test_too_long_input_is_a_400_on_input(scripted_model):
 
     from judgelab.server import APIError
     from judgelab.server._decisions import DecisionBody, answer_decisions
 
     body = DecisionBody.model_validate({"model": MODEL, "input": "a very long input", "questions": QUESTIONS[:1]})
     with pytest.raises(APIError) as caught:
-        answer_decisions(ScriptedModel({"refund": 0.5}, too_long="very long"), body)
+        answer_decisions(scripted_model({"refund": 0.5}, too_long="very long"), body)
     assert caught.value.status == 400 and caught.value.param == "input"
     assert "99999" in caught.value.message and "10000" in caught.value.message
 

@@ -14,7 +14,6 @@ import time
 import httpx
 import pytest
 
-from conftest import LIMITED_PROMPTS
 
 CLAIM = "The sky is green."
 
@@ -48,10 +47,10 @@ def _wait_idle(url: str, timeout: float = 300) -> None:
 
 
 @pytest.fixture(scope="module")
-def long_document(judge_model) -> tuple[str, int]:
+def long_document(judge_model, limits) -> tuple[str, int]:
     document = _document(220)
     n = _n_chunks(judge_model, document)
-    assert 6 <= n <= LIMITED_PROMPTS, n
+    assert 6 <= n <= limits.prompts, n
     return document, n
 
 
@@ -82,14 +81,14 @@ def test_a_short_request_is_not_held_behind_a_long_document(limited_server, long
     assert finished == ["short", "long"], finished
 
 
-def test_a_request_over_the_prompt_limit_is_413_naming_the_flag(limited_server, judge_model):
+def test_a_request_over_the_prompt_limit_is_413_naming_the_flag(limited_server, judge_model, limits):
     document = _document(1200)
-    assert _n_chunks(judge_model, document) > LIMITED_PROMPTS
+    assert _n_chunks(judge_model, document) > limits.prompts
     before = _judgments(limited_server.url)
     r = httpx.post(f"{limited_server.url}/v1/evaluate", json=_evaluate_body(document), timeout=600)
     assert r.status_code == 413, r.text
     message = r.json()["error"]["message"]
-    assert f"the limit is {LIMITED_PROMPTS}" in message and "--max-request-prompts" in message
+    assert f"the limit is {limits.prompts}" in message and "--max-request-prompts" in message
     assert _judgments(limited_server.url) == before  # refused before anything was judged
 
 

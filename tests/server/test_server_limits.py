@@ -11,7 +11,6 @@ import zlib
 import httpx
 import pytest
 
-from conftest import LIMITED_BODY, LIMITED_CONNECTIONS, LIMITED_HEADER_S
 
 MiB = 1024 * 1024
 
@@ -23,7 +22,7 @@ def _bomb(encoding: str, size: int) -> bytes:
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
-def test_decompression_bomb_stops_at_the_limit_with_bounded_memory(limited_server, encoding):
+def test_decompression_bomb_stops_at_the_limit_with_bounded_memory(limited_server, encoding, limits):
     url = limited_server.url
     # warm up the decompression path with a small compressed body that fits
     small = _bomb(encoding, 64 * 1024)
@@ -31,7 +30,7 @@ def test_decompression_bomb_stops_at_the_limit_with_bounded_memory(limited_serve
     assert r.status_code == 200, r.text
     before = limited_server.peak_rss_kib()
     bomb = _bomb(encoding, 64 * MiB)  # 64 MiB once decompressed, against a 1 MiB limit
-    assert len(bomb) < LIMITED_BODY // 4
+    assert len(bomb) < limits.body // 4
     r = httpx.post(f"{url}/api/show", content=bomb, headers={"Content-Encoding": encoding}, timeout=60)
     assert r.status_code == 413, r.text
     assert "once decompressed" in r.json()["error"] and "--max-body-bytes" in r.json()["error"]
@@ -76,21 +75,21 @@ def _trickle_until_closed(sock: socket.socket) -> bool:
     return False
 
 
-def test_slow_header_clients_are_closed_and_the_connection_cap_holds(limited_server):
+def test_slow_header_clients_are_closed_and_the_connection_cap_holds(limited_server, limits):
     url = limited_server.url
-    slow = [_slow_client(limited_server.port) for _ in range(LIMITED_CONNECTIONS)]
+    slow = [_slow_client(limited_server.port) for _ in range(limits.connections)]
     idle = socket.create_connection(("127.0.0.1", limited_server.port), timeout=10)  # sends nothing at all
     idle.settimeout(0.25)
     try:
         # while they hold every connection, a new request is refused instead of queued without bound
         assert httpx.get(f"{url}/healthz", timeout=30).status_code == 503
         open_ = set(range(len(slow))) | {-1}
-        deadline = time.monotonic() + 20 * LIMITED_HEADER_S  # generous: the machine may be busy
+        deadline = time.monotonic() + 20 * limits.header_s  # generous: the machine may be busy
         while open_ and time.monotonic() < deadline:
             for i in list(open_):
                 if _trickle_until_closed(idle if i < 0 else slow[i]):
                     open_.discard(i)
-        assert not open_, f"{len(open_)} slow connections still open after {20 * LIMITED_HEADER_S} s"
+        assert not open_, f"{len(open_)} slow connections still open after {20 * limits.header_s} s"
     finally:
         for sock in [*slow, idle]:
             sock.close()

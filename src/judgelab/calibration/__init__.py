@@ -9,33 +9,29 @@ abstain band, calibrators, self-preference bias and a report.
 benign perturbations and consistency checks, scored resumably with the same
 evaluator and threshold, reported as flip rates with cluster-bootstrap
 intervals in a "Robustness" section.
+
+The flow, one sub-package a step (each imports only those before it)::
+
+    data -> scoring -> analysis -> policy -> report -> pipeline -> robustness
+
+- ``data``: labelled rows, importers, set resolution;
+- ``scoring``: ``run`` (resumable scores.jsonl), the local and Ray executors, the evaluator factory;
+- ``analysis``: metrics, bootstrap, thresholds, calibrators, self-preference, compare;
+- ``policy``: LTT risk bounds, pass/fail/abstain policies, the gate, the pass-rate estimate;
+- ``report``: metrics.json, report.md / report.html (Jinja), figures, the Deployment section;
+- ``pipeline``: ``calibrate`` and ``analyze_run``, the steps above in one call;
+- ``robustness``: ``stress``, attacks, perturbations and consistency probes.
 """
 
-from judgelab.calibration._analysis import Analysis, analyze
-from judgelab.calibration._bootstrap import Interval, bootstrap_interval, bootstrap_many
-from judgelab.calibration._calibrators import (
-    CALIBRATORS,
-    Calibrator,
-    IsotonicCalibrator,
-    NotFittedError,
-    PlattCalibrator,
-    TemperatureScaling,
-    load_calibrator,
-    make_calibrator,
-)
-from judgelab.calibration._compare import Comparison, compare_runs, mcnemar_test
-from judgelab.calibration._criteria_thresholds import criteria_thresholds, write_criteria_thresholds
-from judgelab.calibration._executor import (
-    BlockReport,
-    ExecutionReport,
-    Executor,
-    LocalExecutor,
-    ReplicaReport,
-    plan_blocks,
-)
-from judgelab.calibration._factory import EvaluatorFactory
-from judgelab.calibration._importers import (
+from judgelab.calibration.data import (
     IMPORTERS,
+    LabelledRow,
+    LabelledSet,
+    METRICS_VERSION,
+    MetricsFile,
+    RunMeta,
+    ScoreRecord,
+    default_set_path,
     import_faithbench,
     import_halueval_general,
     import_halueval_qa,
@@ -43,80 +39,141 @@ from judgelab.calibration._importers import (
     import_set,
     import_summedits,
     import_wice,
+    load_rows,
+    read_metrics,
+    read_scores,
+    resolve_set,
+    row_hash,
+    write_metrics,
+    write_rows,
 )
-from judgelab.calibration._metrics import (
-    DegenerateMetricWarning,
-    binary_metrics,
-    calibration_bins,
-    expected_calibration_error,
-)
-from judgelab.calibration._estimate import PassRateEstimate, estimate_pass_rate, ppi_mean_interval
-from judgelab.calibration._gate import GateResult, gate
-from judgelab.calibration._policy import Policy, fit_policy, heldout_policy, load_policy
-from judgelab.calibration._report import write_report
-from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, write_rows
-from judgelab.calibration._ray_executor import RayExecutor  # imports ray only when it runs
-from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, row_hash, run
-from judgelab.calibration._selfpref import SelfPreference, is_self_generator, self_preference
-from judgelab.calibration._suite import (
+from judgelab.calibration.scoring import (
+    BlockReport,
     DEFAULT_EVALUATORS,
+    EvaluatorFactory,
+    ExecutionReport,
+    Executor,
+    LazyModel,
+    LocalExecutor,
+    RayExecutor,
+    ReplicaReport,
+    ResumePlan,
+    plan_blocks,
+    plan_resume,
+    run,
+)
+from judgelab.calibration.analysis import (
+    AbstainBand,
+    Analysis,
+    CALIBRATORS,
+    Calibrator,
+    Comparison,
+    DegenerateMetricWarning,
+    Interval,
+    IsotonicCalibrator,
+    NotFittedError,
+    PlattCalibrator,
+    SelfPreference,
+    TemperatureScaling,
+    ThresholdStrategy,
+    abstain_band,
+    analyze,
+    binary_metrics,
+    bootstrap_interval,
+    bootstrap_many,
+    calibration_bins,
+    choose_threshold,
+    compare_runs,
+    criteria_thresholds,
+    expected_calibration_error,
+    is_self_generator,
+    load_calibrator,
+    make_calibrator,
+    mcnemar_test,
+    parse_strategy,
+    self_preference,
+    threshold_curve,
+    write_criteria_thresholds,
+)
+from judgelab.calibration.policy import (
+    GateResult,
+    LTTSettings,
+    PassRateEstimate,
+    Policy,
+    estimate_pass_rate,
+    fit_and_save_policy,
+    fit_policy,
+    gate,
+    heldout_policy,
+    load_policy,
+    ppi_mean_interval,
+)
+from judgelab.calibration.report import (
+    write_report,
+)
+from judgelab.calibration.pipeline import (
+    CalibrationOptions,
     CalibrationResult,
     analyze_run,
     calibrate,
-    default_set_path,
-    resolve_set,
 )
-from judgelab.calibration._stress import CONSISTENCY_CHECKS, FenceComparison, StressResult, TaskStress, stress
-from judgelab.calibration._stress_perturb import ATTACKS, DEFAULT_ATTACKS, Perturbation, perturb_rows, resolve_attacks
-from judgelab.calibration._thresholds import (
-    AbstainBand,
-    ThresholdStrategy,
-    abstain_band,
-    choose_threshold,
-    parse_strategy,
-    threshold_curve,
+from judgelab.calibration.robustness import (
+    ATTACKS,
+    CONSISTENCY_CHECKS,
+    DEFAULT_ATTACKS,
+    FenceComparison,
+    Perturbation,
+    StressOptions,
+    StressResult,
+    TaskStress,
+    perturb_rows,
+    resolve_attacks,
+    stress,
 )
 
 __all__ = [
     "ATTACKS",
-    "CONSISTENCY_CHECKS",
-    "DEFAULT_ATTACKS",
-    "FenceComparison",
-    "Perturbation",
-    "StressResult",
-    "TaskStress",
-    "import_summedits",
-    "perturb_rows",
-    "resolve_attacks",
-    "stress",
     "AbstainBand",
     "Analysis",
     "BlockReport",
     "CALIBRATORS",
+    "CONSISTENCY_CHECKS",
+    "CalibrationOptions",
     "CalibrationResult",
     "Calibrator",
     "Comparison",
+    "DEFAULT_ATTACKS",
     "DEFAULT_EVALUATORS",
     "DegenerateMetricWarning",
     "EvaluatorFactory",
     "ExecutionReport",
     "Executor",
+    "FenceComparison",
     "GateResult",
     "IMPORTERS",
     "Interval",
     "IsotonicCalibrator",
+    "LTTSettings",
     "LabelledRow",
     "LabelledSet",
+    "LazyModel",
     "LocalExecutor",
+    "METRICS_VERSION",
+    "MetricsFile",
     "NotFittedError",
     "PassRateEstimate",
-    "Policy",
+    "Perturbation",
     "PlattCalibrator",
+    "Policy",
     "RayExecutor",
     "ReplicaReport",
     "ResumePlan",
+    "RunMeta",
     "ScoreRecord",
     "SelfPreference",
+    "StressOptions",
+    "StressResult",
+    "TaskStress",
     "TemperatureScaling",
     "ThresholdStrategy",
     "abstain_band",
@@ -133,6 +190,7 @@ __all__ = [
     "default_set_path",
     "estimate_pass_rate",
     "expected_calibration_error",
+    "fit_and_save_policy",
     "fit_policy",
     "gate",
     "heldout_policy",
@@ -141,6 +199,7 @@ __all__ = [
     "import_halueval_qa",
     "import_llm_aggrefact",
     "import_set",
+    "import_summedits",
     "import_wice",
     "is_self_generator",
     "load_calibrator",
@@ -149,16 +208,21 @@ __all__ = [
     "make_calibrator",
     "mcnemar_test",
     "parse_strategy",
+    "perturb_rows",
     "plan_blocks",
     "plan_resume",
     "ppi_mean_interval",
+    "read_metrics",
     "read_scores",
+    "resolve_attacks",
     "resolve_set",
     "row_hash",
     "run",
     "self_preference",
+    "stress",
     "threshold_curve",
     "write_criteria_thresholds",
+    "write_metrics",
     "write_report",
     "write_rows",
 ]

@@ -8,7 +8,10 @@ from typing import Any
 
 from judgelab.errors import DataError
 
-__all__ = ["load_run", "records_for"]
+__all__ = ["UNCALIBRATED_THRESHOLD", "load_run", "records_for"]
+
+#: The threshold of a bare scores file (no metrics.json, so no shipped threshold).
+UNCALIBRATED_THRESHOLD = 0.5
 
 
 def _scores_path(run: str | Path) -> Path:
@@ -16,9 +19,16 @@ def _scores_path(run: str | Path) -> Path:
     return path / "scores.jsonl" if path.is_dir() else path
 
 
-def load_run(run: str | Path, task: str | None = None) -> tuple[list[Any], str, float, dict[str, Any]]:
-    """Records of one task from a calibrate folder (or scores.jsonl), its task, threshold and meta."""
-    from judgelab.calibration import read_scores
+def load_run(run: str | Path, task: str | None = None) -> tuple[list[Any], str, float, Any]:
+    """Records of one task from a calibrate folder (or scores.jsonl), its task, shipped threshold and run facts.
+
+    The threshold and the facts (``RunMeta``: model, set...) come from the ``metrics.json`` beside the
+    scores, read as a typed file; a malformed one, or one without this task, is a one-line error. A bare
+    scores file without metrics.json is thresholded at 0.5, and a line on stderr says so.
+    """
+    import sys
+
+    from judgelab.calibration import RunMeta, read_metrics, read_scores
 
     scores = _scores_path(run)
     if not scores.exists():
@@ -29,16 +39,13 @@ def load_run(run: str | Path, task: str | None = None) -> tuple[list[Any], str, 
     tasks = sorted({r.task for r in records})
     if len(tasks) != 1:
         raise DataError(f"{run} holds tasks {tasks}; choose one with --task.", path=str(scores))
-    threshold, meta = 0.5, {}
     metrics = scores.parent / "metrics.json"
-    if metrics.exists():
-        try:
-            doc = json.loads(metrics.read_text(encoding="utf-8"))
-            meta = dict(doc.get("meta") or {})
-            threshold = float(doc["tasks"][tasks[0]]["threshold"]["value"])
-        except (KeyError, ValueError, TypeError):
-            pass
-    return records, tasks[0], threshold, meta
+    if not metrics.exists():
+        print(f"judgelab: no metrics.json beside {scores}: thresholding at {UNCALIBRATED_THRESHOLD} (pass a calibrate "
+              "output folder to use its shipped threshold)", file=sys.stderr)
+        return records, tasks[0], UNCALIBRATED_THRESHOLD, RunMeta()
+    doc = read_metrics(metrics)
+    return records, tasks[0], doc.threshold(tasks[0], where=str(metrics)), doc.meta
 
 
 def _is_scored(path: Path) -> bool:
@@ -85,14 +92,16 @@ def records_for(spec: str, *, task: str, model: str | None, out: Path, unlabelle
     if not model:
         raise DataError("The run does not name its model; pass --model.")
     from judgelab.engine import load_model
-    from judgelab.evaluators import FactCheckingEvaluator, RelevancyEvaluator
+    from judgelab.evaluators import build_evaluator, default_evaluator_name
+    from judgelab.errors import JudgelabError
 
-    makers = {"fact-check": FactCheckingEvaluator, "relevancy": RelevancyEvaluator}
-    if task not in makers:
-        raise DataError(f"Cannot score task {task!r} here; score the set with calibrate first and pass its run.")
+    try:
+        default_evaluator_name(task)
+    except JudgelabError:
+        raise DataError(f"Cannot score task {task!r} here; score the set with calibrate first and pass its run.") from None
     options = {"n_threads": threads} if threads else {}
     judge = load_model(model, **options)
     try:
-        return run(makers[task](judge), rows, out=out / "scores.jsonl", progress=progress)
+        return run(build_evaluator(None, judge, task=task), rows, out=out / "scores.jsonl", progress=progress)
     finally:
         judge.close()

@@ -47,31 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-class _ModelLoader:
-    """Loads ``--model`` when ``calibrate`` has rows to score; its spec is known before (None for a bare GGUF)."""
-
-    def __init__(self, model: str, options: dict) -> None:
-        from judgelab.errors import SpecError
-        from judgelab.specs import load_spec
-
-        self.model = model
-        self.options = options
-        try:
-            self.spec = None if model.endswith(".gguf") else load_spec(model)
-        except SpecError:  # a weights path or hub id: load_model builds its spec (or says what is wrong)
-            self.spec = None
-
-    def __call__(self):
-        from judgelab.engine import load_model
-
-        return load_model(self.model, **self.options)
-
-    def __str__(self) -> str:
-        return self.model
-
-
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import calibrate
+    from judgelab.calibration import LazyModel, calibrate
 
     if getattr(args, "stress", False):
         from judgelab.cli.stress import run as run_stress
@@ -93,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     executor = executor_from_args(args)
     result = calibrate(
         # on Ray each replica loads the model from its id; here it is loaded only if rows must be scored
-        args.model if executor is not None else _ModelLoader(args.model, options),
+        args.model if executor is not None else LazyModel(args.model, options),
         args.set,
         args.out,
         task=args.task,

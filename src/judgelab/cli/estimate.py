@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from judgelab.cli._runs import load_run, records_for
 
     base, task, threshold, meta = load_run(args.run, args.task)
-    model = args.model or next((r.model for r in base if r.model), None) or meta.get("model")
+    model = args.model or next((r.model for r in base if r.model), None) or meta.model
     out = Path(args.out)
     lab = records_for(args.labelled, task=task, model=model, out=out / "labelled", threads=args.threads)
     unl = records_for(args.unlabelled, task=task, model=model, out=out / "unlabelled", unlabelled=True,

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from judgelab.cli._runs import load_run, records_for
 
     base, task, threshold, meta = load_run(args.baseline, args.task)
-    model = args.model or next((r.model for r in base if r.model), None) or meta.get("model")
+    model = args.model or next((r.model for r in base if r.model), None) or meta.model
     new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads)
     result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
                   label_tolerance=args.label_tolerance, n_resamples=args.resamples, seed=args.seed)

@@ -27,18 +27,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import fit_policy, heldout_policy
+    from judgelab.calibration import fit_and_save_policy
     from judgelab.cli._runs import load_run
 
     records, task, _, meta = load_run(args.run, args.task)
-    policy = fit_policy(records, alpha=args.alpha, delta=args.delta, risk=args.risk, mondrian=args.mondrian,
-                        seed=args.seed, set_name=meta.get("set"))
-    held = heldout_policy(records, alpha=args.alpha, delta=args.delta, risk=args.risk, mondrian=args.mondrian,
-                          seed=args.seed)
-    policy = policy.model_copy(update={"heldout": held})
     base = Path(args.run)
     out = Path(args.out) if args.out else (base if base.is_dir() else base.parent) / "policy.json"
-    policy.save(out)
+    policy = fit_and_save_policy(records, out, alpha=args.alpha, delta=args.delta, risk=args.risk,
+                                 mondrian=args.mondrian, seed=args.seed, set_name=meta.set)
+    held = policy.heldout
     print(f"{task}: {policy.describe()}")
     if held:
         print(f"  held-out ({held['mode']}): coverage {held['coverage_text']}, {policy.risk} among decided "

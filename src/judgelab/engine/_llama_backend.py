@@ -28,6 +28,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -143,6 +144,31 @@ _backend_init_lock = threading.Lock()
 _backend_initialised = False
 
 
+def _context_params(llama_cpp: Any, config: LlamaCppConfig) -> Any:
+    """llama.cpp context parameters for ``config``: sizes, threads, one unified KV cache, KV type, flash attention."""
+    threads = config.n_threads or max(1, os.cpu_count() or 1)
+    cparams = llama_cpp.llama_context_default_params()
+    cparams.n_ctx = config.n_ctx + config.n_batch
+    cparams.n_batch = config.n_batch
+    cparams.n_ubatch = config.n_batch  # one decode = one micro-batch: no tiny leftover splits
+    cparams.n_seq_max = config.n_seq_max
+    cparams.n_threads = threads
+    cparams.n_threads_batch = config.n_threads_batch or threads
+    cparams.kv_unified = True  # one cache shared by all sequences: prefixes are copied, not recomputed
+    cparams.swa_full = True  # sliding-window layers keep every position, so prefixes can be reused
+    cparams.no_perf = True
+    if config.kv_f32:
+        cparams.type_k = llama_cpp.GGML_TYPE_F32
+        cparams.type_v = llama_cpp.GGML_TYPE_F32
+    if hasattr(cparams, "flash_attn_type"):
+        cparams.flash_attn_type = (
+            llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            if config.flash_attn
+            else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        )
+    return cparams
+
+
 class LlamaCppBackend:
     """A GGUF model loaded once, with a prefix-sharing KV cache."""
 
@@ -177,17 +203,7 @@ class LlamaCppBackend:
         except ValueError as exc:
             raise JudgelabError(f"llama.cpp could not load {path}: {exc}") from exc
 
-        threads = config.n_threads or max(1, os.cpu_count() or 1)
-        cparams = llama_cpp.llama_context_default_params()
-        cparams.n_ctx = config.n_ctx + config.n_batch
-        cparams.n_batch = config.n_batch
-        cparams.n_ubatch = config.n_batch  # one decode = one micro-batch: no tiny leftover splits
-        cparams.n_seq_max = config.n_seq_max
-        cparams.n_threads = threads
-        cparams.n_threads_batch = config.n_threads_batch or threads
-        cparams.kv_unified = True  # one cache shared by all sequences: prefixes are copied, not recomputed
-        cparams.swa_full = True  # sliding-window layers keep every position, so prefixes can be reused
-        cparams.no_perf = True
+        cparams = _context_params(llama_cpp, config)
         self._head: LabelHead | None = None
         self._capture: HiddenCapture | None = None
         self.offloaded = bool(config.n_gpu_layers) and bool(llama_cpp.llama_supports_gpu_offload())
@@ -195,31 +211,12 @@ class LlamaCppBackend:
         if note:
             log.info("%s", note)
         if use_head:
-            head = load_label_head(path)
-            n_embd = llama_cpp.llama_model_n_embd(self._model.model)
-            if head is not None and head.n_embd == n_embd:
-                try:
-                    self._capture = HiddenCapture(llama_cpp, n_embd)
-                except OSError as exc:
-                    log.info("label head off: %s", exc)
-                else:
-                    self._head = head
-                    cparams.cb_eval = self._capture.callback
-                    cparams.cb_eval_user_data = None
+            self._attach_label_head(path, cparams)
         # None until checked: max |logit difference| of the label head against the full output layer
         self.label_head_error: float | None = None
         self.label_head_decodes = 0  # decodes whose label logits came from the head (for tests, stats)
         self._hidden: np.ndarray | None = None
         self._probing = False  # True while the head is being checked
-        if config.kv_f32:
-            cparams.type_k = llama_cpp.GGML_TYPE_F32
-            cparams.type_v = llama_cpp.GGML_TYPE_F32
-        if hasattr(cparams, "flash_attn_type"):
-            cparams.flash_attn_type = (
-                llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-                if config.flash_attn
-                else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-            )
         try:
             self._ctx = _internals.LlamaContext(
                 model=self._model, params=cparams, verbose=config.verbose
@@ -238,6 +235,21 @@ class LlamaCppBackend:
         self._metadata = self._model.metadata()
         self.tokens_evaluated = 0  # prompt tokens actually decoded (for stats and tests)
         self._template_split = TemplateSplitter(self._split_controls)  # template pieces cut at their control tokens
+
+    def _attach_label_head(self, path: Path, cparams: Any) -> None:
+        """Read label logits from a shipped label head (via a hidden-state callback) when it fits the model."""
+        llama_cpp = self._ll
+        head = load_label_head(path)
+        n_embd = llama_cpp.llama_model_n_embd(self._model.model)
+        if head is not None and head.n_embd == n_embd:
+            try:
+                self._capture = HiddenCapture(llama_cpp, n_embd)
+            except OSError as exc:
+                log.info("label head off: %s", exc)
+            else:
+                self._head = head
+                cparams.cb_eval = self._capture.callback
+                cparams.cb_eval_user_data = None
 
     # -- model facts -------------------------------------------------------
 

@@ -9,7 +9,7 @@ from judgelab.evaluators._spi import (
     evaluate_many,
 )
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
-from judgelab.evaluators._identity import EvaluatorIdentity, evaluator_identity
+from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._criterion_types import (
     CheckCriterion,
     ChoiceCriterion,
@@ -84,6 +84,7 @@ __all__ = [
     "default_evaluator_name",
     "evaluate_many",
     "evaluator_names",
+    "config_hash",
     "evaluator_identity",
     "judgment_detail",
     "fenced",

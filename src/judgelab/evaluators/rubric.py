@@ -22,6 +22,7 @@ Two modes:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from judgelab.engine import JudgeModel
@@ -76,6 +77,20 @@ def _tagged(name: str, value: str) -> str:
     return f"<{tag}>\n{value}\n</{tag}>"
 
 
+@dataclass(frozen=True)
+class RubricInputs:
+    """The input tags a rubric prompt shows the request's parts under.
+
+    ``documents_as``: the documents (``context``; ``reference_answer`` for
+    correctness rubrics); ``query_as``: ``user_text``; ``output_as``:
+    ``response_content``.
+    """
+
+    documents_as: str = "context"
+    query_as: str = "query"
+    output_as: str = "response"
+
+
 class RubricEvaluator(BaseEvaluator):
     """Score a response against a rubric, Flow-Judge style.
 
@@ -94,15 +109,13 @@ class RubricEvaluator(BaseEvaluator):
         ``"fast"`` (distribution only) or ``"explained"`` (feedback first).
     max_feedback_tokens
         Most tokens of feedback in explained mode.
-    documents_as
-        The input tag the request's documents go under (``context``;
-        ``reference_answer`` for correctness rubrics).
-    query_as, output_as
-        The tags of ``user_text`` (``query``) and ``response_content`` (``response``).
     system
         System prompt; defaults to the model spec's.
     name
         The rubric's name in ``metadata["rubric"]`` (presets pass theirs).
+    input_tags
+        ``documents_as``, ``query_as``, ``output_as`` (see ``RubricInputs``):
+        the input tags the request's parts go under.
 
     Field roles: ``user_text`` is the query, ``data_list`` the context (or
     reference answer), ``response_content`` the output being scored. Blank
@@ -120,15 +133,14 @@ class RubricEvaluator(BaseEvaluator):
         *,
         mode: Mode = "fast",
         max_feedback_tokens: int = 256,
-        documents_as: str = "context",
-        query_as: str = "query",
-        output_as: str = "response",
         system: str | None = None,
         name: str | None = None,
+        **input_tags: str,
     ) -> None:
         if not isinstance(criteria, str) or not criteria.strip():
             raise QuestionError("RubricEvaluator needs the evaluation criteria (a non-blank string).")
-        self.rubric = Rubric(name or "custom", criteria.strip(), tuple(rubric), documents_as)
+        tags = RubricInputs(**input_tags)
+        self.rubric = Rubric(name or "custom", criteria.strip(), tuple(rubric), tags.documents_as)
         if not self.rubric.low <= float(minimum) <= self.rubric.high:
             raise QuestionError(
                 f"minimum must be on the rubric's scale [{self.rubric.low}, {self.rubric.high}], "
@@ -142,8 +154,8 @@ class RubricEvaluator(BaseEvaluator):
         self.minimum = float(minimum)
         self.mode: Mode = mode
         self.max_feedback_tokens = int(max_feedback_tokens)
-        self.query_as = query_as
-        self.output_as = output_as
+        self.query_as = tags.query_as
+        self.output_as = tags.output_as
         self.system = system
         self.levels = tuple(i.score for i in self.rubric.items)
         self.labels = tuple(str(s) for s in self.levels)

@@ -26,6 +26,7 @@ from judgelab.questions._ask import (
 )
 from judgelab.questions._render import check_state, render_question, render_state
 from judgelab.questions._types import (
+    MAX_CHOICE_OPTIONS,
     MAX_LEVELS,
     Answer,
     Choice,
@@ -38,6 +39,7 @@ from judgelab.questions._types import (
 )
 
 __all__ = [
+    "MAX_CHOICE_OPTIONS",
     "Answer",
     "Choice",
     "ChoiceAnswer",

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from judgelab.errors import QuestionError
 
 __all__ = [
+    "MAX_CHOICE_OPTIONS",
     "Choice",
     "ChoiceAnswer",
     "Noul",
@@ -24,6 +25,9 @@ __all__ = [
     "ScoreAnswer",
     "MAX_LEVELS",
 ]
+
+#: Options a ``Choice`` may have: one letter each, A to Z.
+MAX_CHOICE_OPTIONS = 26
 
 MAX_LEVELS = 10
 """A ``Score`` has at most this many levels (0..9, one digit token each)."""
@@ -103,8 +107,9 @@ class Choice:
             options[label.strip()] = "" if description is None else str(description).strip()
         if len(options) < 2:
             raise QuestionError(f"A Choice needs at least 2 options, got {list(options)}.")
-        if len(options) > 26:
-            raise QuestionError(f"A Choice has at most 26 options (letters A-Z), got {len(options)}.")
+        if len(options) > MAX_CHOICE_OPTIONS:
+            raise QuestionError(
+                f"A Choice has at most {MAX_CHOICE_OPTIONS} options (letters A-Z), got {len(options)}.")
         if len({k.lower() for k in options}) != len(options):
             raise QuestionError(
                 f"Choice option labels {list(options)} are not distinct once case is ignored."

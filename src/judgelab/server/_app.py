@@ -19,7 +19,7 @@ from judgelab.engine import JudgeModel
 from judgelab.server import _decisions, _evaluate, _ollama, _openai, _ops, _systemone
 from judgelab.server._config import ServerConfig
 from judgelab.server._errors import install_error_handlers
-from judgelab.server._evaluate import DEFAULT_EVALUATORS, EvaluatorFactory
+from judgelab.server._evaluate import EvaluatorFactory, registered_factories
 from judgelab.server._middleware import AuthAndMetrics
 from judgelab.server._policy import bind_policy
 from judgelab.server._state import JudgeState
@@ -68,7 +68,7 @@ def create_app(
         openapi_url=None,
     )
     config = config or ServerConfig()
-    factories, policy_names = {**DEFAULT_EVALUATORS, **(evaluators or {})}, []
+    factories, policy_names = {**registered_factories(), **(evaluators or {})}, []
     if config.policy is not None:  # refused here, before any worker starts, when it is not this judge's
         factories, policy_names = bind_policy(config.policy, model, factories)
     app.state.judge = JudgeState(model, config)

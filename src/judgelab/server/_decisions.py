@@ -52,8 +52,8 @@ router = APIRouter()
 MAX_QUESTIONS = 400
 """The API's limit on questions per request ("Ask 1-400 questions")."""
 
-MAX_CHOICES = 26
-"""Options per choice question: judgelab reads at most 26 (letters A-Z); OpenAI allows 255."""
+MAX_CHOICES = q.MAX_CHOICE_OPTIONS
+"""Options per choice question: judgelab reads at most ``questions.MAX_CHOICE_OPTIONS`` (letters A-Z); OpenAI allows 255."""
 
 CLIENT_DEFAULT_MODELS = ("gpt-6-luna",)
 """Model names the Decisions clients send by default (Spring AI, the API docs); answered by the served model."""

@@ -20,9 +20,9 @@ from judgelab.evaluators import (
     Document,
     EvaluationRequest,
     Evaluator,
-    FactCheckingEvaluator,
-    RelevancyEvaluator,
+    build_evaluator,
     evaluate_many,
+    evaluator_names,
 )
 from judgelab.server._batching import BatcherClosedError
 from judgelab.server._errors import APIError, from_judgelab_error
@@ -30,18 +30,20 @@ from judgelab.server._http import parse_body
 from judgelab.server._queued import RequestTicket, guarded
 from judgelab.server._state import JudgeState
 
-__all__ = ["register", "router", "EvaluatorFactory", "DEFAULT_EVALUATORS"]
+__all__ = ["register", "router", "EvaluatorFactory", "registered_factories"]
 
 router = APIRouter()
 
 EvaluatorFactory = Callable[[JudgeModel, float], Evaluator]
 """Builds an evaluator for a model and a pass threshold."""
 
-DEFAULT_EVALUATORS: dict[str, EvaluatorFactory] = {
-    "fact-checking": lambda m, t: FactCheckingEvaluator(m, threshold=t),
-    "bespoke-minicheck": lambda m, t: FactCheckingEvaluator.for_bespoke_minicheck(m, t),
-    "relevancy": lambda m, t: RelevancyEvaluator(m, threshold=t),
-}
+def registered_factories() -> dict[str, EvaluatorFactory]:
+    """``{name: factory}`` for every evaluator in the one registry (``judgelab.evaluators``), at this moment."""
+
+    def factory(name: str) -> EvaluatorFactory:
+        return lambda model, threshold: build_evaluator(name, model, threshold=threshold)
+
+    return {name: factory(name) for name in evaluator_names()}
 
 
 class _Doc(BaseModel):

@@ -1,0 +1,109 @@
+"""Analysis of saved scores (no model): metrics, bootstrap intervals, thresholds, calibrators,
+self-preference, run comparison and per-criterion thresholds.
+
+Imports only ``data`` and ``scoring``.
+"""
+
+from judgelab.calibration.analysis._analysis import (
+    Analysis,
+    analyze,
+)
+from judgelab.calibration.analysis._bootstrap import (
+    Interval,
+    Resampling,
+    bootstrap_interval,
+    bootstrap_many,
+    paired_difference,
+    unpaired_difference,
+)
+from judgelab.calibration.analysis._calibrators import (
+    CALIBRATORS,
+    Calibrator,
+    IsotonicCalibrator,
+    NotFittedError,
+    PlattCalibrator,
+    TemperatureScaling,
+    load_calibrator,
+    make_calibrator,
+)
+from judgelab.calibration.analysis._compare import (
+    Comparison,
+    compare_runs,
+    mcnemar_test,
+)
+from judgelab.calibration.analysis._criteria_thresholds import (
+    criteria_thresholds,
+    write_criteria_thresholds,
+)
+from judgelab.calibration.analysis._metrics import (
+    DegenerateMetricWarning,
+    METRICS,
+    THRESHOLD_METRICS,
+    binary_metrics,
+    calibration_bins,
+    expected_calibration_error,
+    fast_binary_metrics,
+)
+from judgelab.calibration.analysis._selfpref import (
+    GeneratorStats,
+    SelfPreference,
+    is_self_generator,
+    self_preference,
+)
+from judgelab.calibration.analysis._splits import (
+    SplitPlan,
+    group_folds,
+    split_plan,
+)
+from judgelab.calibration.analysis._thresholds import (
+    AbstainBand,
+    ThresholdStrategy,
+    abstain_band,
+    choose_threshold,
+    parse_strategy,
+    threshold_curve,
+)
+
+__all__ = [
+    "AbstainBand",
+    "Analysis",
+    "CALIBRATORS",
+    "Calibrator",
+    "Comparison",
+    "DegenerateMetricWarning",
+    "GeneratorStats",
+    "Interval",
+    "IsotonicCalibrator",
+    "METRICS",
+    "NotFittedError",
+    "PlattCalibrator",
+    "Resampling",
+    "SelfPreference",
+    "SplitPlan",
+    "THRESHOLD_METRICS",
+    "TemperatureScaling",
+    "ThresholdStrategy",
+    "abstain_band",
+    "analyze",
+    "binary_metrics",
+    "bootstrap_interval",
+    "bootstrap_many",
+    "calibration_bins",
+    "choose_threshold",
+    "compare_runs",
+    "criteria_thresholds",
+    "expected_calibration_error",
+    "fast_binary_metrics",
+    "group_folds",
+    "is_self_generator",
+    "load_calibrator",
+    "make_calibrator",
+    "mcnemar_test",
+    "paired_difference",
+    "parse_strategy",
+    "self_preference",
+    "split_plan",
+    "threshold_curve",
+    "unpaired_difference",
+    "write_criteria_thresholds",
+]

@@ -1,0 +1,234 @@
+"""Self-preference bias: does the judge pass its own family's responses more often?
+
+Follows the equal-opportunity reading of Wataoka et al. (2024): among rows
+that should pass (label 1), compare the judge's pass rate on responses from
+its own family ("self") with the rate on everybody else's; the same gap
+among rows that should fail (label 0) shows leniency towards its own
+mistakes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from judgelab.calibration.analysis._bootstrap import Interval
+
+__all__ = ["GeneratorStats", "SelfPreference", "is_self_generator", "self_preference"]
+
+#: Fewer self (or other) rows than this, per label, and a gap is not concluded.
+MIN_ROWS = 10
+
+
+def is_self_generator(generator: str | None, patterns: Iterable[str]) -> bool:
+    """Whether a generator name matches any fnmatch pattern (case-insensitive)."""
+    if not generator:
+        return False
+    g = generator.lower()
+    return any(fnmatch.fnmatchcase(g, p.lower()) for p in patterns)
+
+
+@dataclass(frozen=True)
+class GeneratorStats:
+    """Pass rates of one generator's responses."""
+
+    generator: str
+    is_self: bool
+    n: int
+    n_pos: int
+    n_neg: int
+    pass_rate: float
+    pass_rate_pos: float  # P(pass | label = 1)
+    pass_rate_neg: float  # P(pass | label = 0)
+
+
+@dataclass(frozen=True)
+class SelfPreference:
+    """Self-preference measurements of one run.
+
+    Attributes
+    ----------
+    patterns
+        The generator patterns that counted as the judge's own.
+    gap_pos, gap_neg
+        P(pass | label, self) - P(pass | label, other) for label 1 and 0,
+        with bootstrap intervals (nan when not measurable).
+    p_value_pos, p_value_neg
+        Two-sided permutation-test p-values of the gaps.
+    measurable
+        False when there were too few self or other rows to conclude;
+        ``message`` then says so in words.
+    """
+
+    patterns: tuple[str, ...]
+    by_generator: tuple[GeneratorStats, ...]
+    self_stats: GeneratorStats
+    other_stats: GeneratorStats
+    gap_pos: Interval
+    gap_neg: Interval
+    p_value_pos: float
+    p_value_neg: float
+    measurable: bool
+    message: str
+    n_unknown: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        def stats(s: GeneratorStats) -> dict:
+            return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in s.__dict__.items()}
+
+        def num(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {
+            "patterns": list(self.patterns),
+            "measurable": self.measurable,
+            "message": self.message,
+            "gap_pos": self.gap_pos.to_dict(),
+            "gap_neg": self.gap_neg.to_dict(),
+            "p_value_pos": num(self.p_value_pos),
+            "p_value_neg": num(self.p_value_neg),
+            "self": stats(self.self_stats),
+            "other": stats(self.other_stats),
+            "by_generator": [stats(s) for s in self.by_generator],
+            "n_unknown_generator": self.n_unknown,
+        }
+
+
+def _rate(x: np.ndarray) -> float:
+    return float(x.mean()) if x.size else math.nan
+
+
+def _stats(name: str, is_self: bool, passed: np.ndarray, label: np.ndarray) -> GeneratorStats:
+    return GeneratorStats(
+        generator=name,
+        is_self=is_self,
+        n=int(passed.size),
+        n_pos=int((label == 1).sum()),
+        n_neg=int((label == 0).sum()),
+        pass_rate=_rate(passed),
+        pass_rate_pos=_rate(passed[label == 1]),
+        pass_rate_neg=_rate(passed[label == 0]),
+    )
+
+
+def _gap(passed: np.ndarray, is_self: np.ndarray, rng: np.random.Generator, n_resamples: int, n_permutations: int, confidence: float):
+    """Gap in pass rate self - other, its bootstrap interval and permutation p-value."""
+    ps, po = passed[is_self], passed[~is_self]
+    if ps.size < MIN_ROWS or po.size < MIN_ROWS:
+        est = _rate(ps) - _rate(po) if ps.size and po.size else math.nan
+        return Interval(est, math.nan, math.nan, confidence), math.nan
+    est = ps.mean() - po.mean()
+    boot = (
+        ps[rng.integers(0, ps.size, (n_resamples, ps.size))].mean(axis=1)
+        - po[rng.integers(0, po.size, (n_resamples, po.size))].mean(axis=1)
+    )
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(boot, [alpha, 1 - alpha])
+    # Permutation test: shuffle who is "self" among these rows.
+    k = ps.size
+    perm = np.argsort(rng.random((n_permutations, passed.size)), axis=1)[:, :k]
+    s_sum = passed.sum()
+    self_means = passed[perm].sum(axis=1) / k
+    other_means = (s_sum - passed[perm].sum(axis=1)) / (passed.size - k)
+    null = self_means - other_means
+    p = (1 + np.count_nonzero(np.abs(null) >= abs(est) - 1e-12)) / (1 + n_permutations)
+    return Interval(float(est), float(lo), float(hi), confidence), float(p)
+
+
+def _verdict(patterns: tuple[str, ...], gens: Sequence[str], self_stats: GeneratorStats,
+             other_stats: GeneratorStats, gap_pos: float, p_pos: float) -> tuple[bool, str]:
+    """Whether the gap is measurable on these rows, and the sentence the report prints."""
+    counts = {
+        "self, label 1": self_stats.n_pos,
+        "self, label 0": self_stats.n_neg,
+        "other, label 1": other_stats.n_pos,
+        "other, label 0": other_stats.n_neg,
+    }
+    short = {k: v for k, v in counts.items() if v < MIN_ROWS}
+    if not patterns:
+        return False, "not measurable: the model spec names no self generators (pass --self-generators)."
+    if not gens:
+        return False, "not measurable on this set: no row names its generator."
+    if short:
+        return False, (
+            "not measurable on this set: too few rows to conclude ("
+            + ", ".join(f"{k}: {v}" for k, v in short.items())
+            + f"; at least {MIN_ROWS} of each are needed)."
+        )
+    sig = p_pos < 0.05
+    return True, (
+        f"equal-opportunity gap (label 1) {gap_pos:+.3f} (p = {p_pos:.3g}): "
+        + ("the judge passes its own family's correct responses at a different rate." if sig
+           else "no significant difference at the 5% level.")
+    )
+
+
+def self_preference(
+    passed: Sequence[bool],
+    labels: Sequence[int],
+    generators: Sequence[str | None],
+    patterns: Iterable[str],
+    *,
+    n_resamples: int = 2000,
+    n_permutations: int = 2000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> SelfPreference:
+    """Measure self-preference from verdicts, labels and generator names.
+
+    Parameters
+    ----------
+    passed
+        The judge's verdicts (at the shipped threshold).
+    labels
+        The true labels (1 = should pass).
+    generators
+        Who wrote each response (``None`` when unknown; such rows are left
+        out and counted).
+    patterns
+        fnmatch patterns (case-insensitive) naming the judge's own family.
+    n_resamples, n_permutations, confidence, seed
+        Bootstrap and permutation-test settings.
+
+    Returns
+    -------
+    SelfPreference
+    """
+    patterns = tuple(patterns)
+    passed_a = np.asarray(passed, dtype=float)
+    label_a = np.asarray(labels, dtype=int)
+    gens = list(generators)
+    known = np.array([bool(g) for g in gens], dtype=bool)
+    n_unknown = int((~known).sum())
+    passed_a, label_a = passed_a[known], label_a[known]
+    gens = [g for g in gens if g]
+    is_self = np.array([is_self_generator(g, patterns) for g in gens], dtype=bool)
+    rng = np.random.default_rng(seed)
+    by_gen = tuple(
+        _stats(g, is_self_generator(g, patterns), passed_a[np.array([x == g for x in gens])], label_a[np.array([x == g for x in gens])])
+        for g in sorted(set(gens))
+    )
+    self_stats = _stats("self", True, passed_a[is_self], label_a[is_self])
+    other_stats = _stats("other", False, passed_a[~is_self], label_a[~is_self])
+    pos, neg = label_a == 1, label_a == 0
+    gap_pos, p_pos = _gap(passed_a[pos], is_self[pos], rng, n_resamples, n_permutations, confidence)
+    gap_neg, p_neg = _gap(passed_a[neg], is_self[neg], rng, n_resamples, n_permutations, confidence)
+    measurable, message = _verdict(patterns, gens, self_stats, other_stats, gap_pos, p_pos)
+    return SelfPreference(
+        patterns=patterns,
+        by_generator=by_gen,
+        self_stats=self_stats,
+        other_stats=other_stats,
+        gap_pos=gap_pos,
+        gap_neg=gap_neg,
+        p_value_pos=p_pos,
+        p_value_neg=p_neg,
+        measurable=measurable,
+        message=message,
+        n_unknown=n_unknown,
+    )

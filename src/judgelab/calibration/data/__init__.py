@@ -1,0 +1,76 @@
+"""Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution, and the
+score records of a run (``ScoreRecord``, ``read_scores``).
+
+The first step of the flow: nothing here scores or analyses; every other sub-package reads rows
+and records from here.
+"""
+
+from judgelab.calibration.data._importers import (
+    IMPORTERS,
+    import_faithbench,
+    import_halueval_general,
+    import_halueval_qa,
+    import_llm_aggrefact,
+    import_set,
+    import_summedits,
+    import_wice,
+)
+from judgelab.calibration.data._records import (
+    ScoreRecord,
+    judge_values,
+    read_scores,
+    row_hash,
+)
+from judgelab.calibration.data._rows import (
+    LabelledRow,
+    LabelledSet,
+    TASKS,
+    Task,
+    load_rows,
+    write_rows,
+)
+from judgelab.calibration.data._runfiles import (
+    METRICS_VERSION,
+    MetricsFile,
+    RunMeta,
+    TaskMetrics,
+    TaskThreshold,
+    read_metrics,
+    write_metrics,
+)
+from judgelab.calibration.data._sets import (
+    default_set_path,
+    resolve_set,
+    rows_by_task,
+)
+
+__all__ = [
+    "IMPORTERS",
+    "LabelledRow",
+    "LabelledSet",
+    "METRICS_VERSION",
+    "MetricsFile",
+    "RunMeta",
+    "ScoreRecord",
+    "TASKS",
+    "Task",
+    "TaskMetrics",
+    "TaskThreshold",
+    "default_set_path",
+    "import_faithbench",
+    "import_halueval_general",
+    "import_halueval_qa",
+    "import_llm_aggrefact",
+    "import_set",
+    "import_summedits",
+    "import_wice",
+    "judge_values",
+    "load_rows",
+    "read_metrics",
+    "read_scores",
+    "resolve_set",
+    "row_hash",
+    "rows_by_task",
+    "write_metrics",
+    "write_rows",
+]

@@ -1,0 +1,87 @@
+"""Labelled sets by name: the starter set, a JSONL file, ``KIND:PATH`` to import, and rows by task."""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgelab.calibration.data._importers import IMPORTERS, import_set
+from judgelab.calibration.data._rows import LabelledRow, load_rows
+from judgelab.errors import DataError, JudgelabError
+
+__all__ = ["default_set_path", "resolve_set", "rows_by_task"]
+
+STARTER_SET = "starter.jsonl"
+
+
+def default_set_path() -> Path:
+    """Where the project's starter set lives.
+
+    Looks in ``$JUDGELAB_DATA_DIR/calibration`` (or ``$JUDGELAB_DATA_DIR``),
+    then in the installed package data (``judgelab/_data/calibration``),
+    then in the source checkout's ``calibration/`` folder.
+    """
+    tried = []
+    env = os.environ.get("JUDGELAB_DATA_DIR")
+    if env:
+        for cand in (Path(env) / "calibration" / STARTER_SET, Path(env) / STARTER_SET):
+            tried.append(str(cand))
+            if cand.is_file():
+                return cand
+    try:
+        res = importlib.resources.files("judgelab") / "_data" / "calibration" / STARTER_SET
+        tried.append(str(res))
+        if res.is_file():
+            return Path(str(res))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover
+        pass
+    checkout = Path(__file__).resolve().parents[4] / "calibration" / STARTER_SET
+    tried.append(str(checkout))
+    if checkout.is_file():
+        return checkout
+    raise DataError(
+        "The starter set was not found (tried: " + ", ".join(tried) + "). Set JUDGELAB_DATA_DIR, "
+        "reinstall judgelab, or pass a set with --set FILE."
+    )
+
+
+def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False) -> tuple[list[LabelledRow], str, int]:
+    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH`` or rows.
+
+    Returns
+    -------
+    rows, description, n_skipped
+    """
+    if spec is None:
+        path = default_set_path()
+        ls = load_rows(path, skip_invalid=skip_invalid)
+        return list(ls.rows), str(path), len(ls.skipped)
+    if not isinstance(spec, (str, Path)):
+        return list(spec), "(rows)", 0
+    text = str(spec)
+    kind, sep, rest = text.partition(":")
+    if sep and kind in IMPORTERS:
+        return import_set(kind, rest), text, 0
+    if sep and not Path(text).exists() and len(kind) > 1:
+        raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {', '.join(IMPORTERS)}.")
+    ls = load_rows(text, skip_invalid=skip_invalid)
+    return list(ls.rows), text, len(ls.skipped)
+
+
+def rows_by_task(
+    rows: Sequence[LabelledRow], *, task: str | Sequence[str] | None = None, limit: int | None = None
+) -> dict[str, list[LabelledRow]]:
+    """Rows grouped by task, in set order: only the tasks named by ``task``, at most ``limit`` rows each.
+
+    What ``calibrate`` scores and what ``stress`` perturbs are chosen by this one function.
+    """
+    tasks = [task] if isinstance(task, str) else list(task or [])
+    by_task: dict[str, list[LabelledRow]] = {}
+    for r in rows:
+        if not tasks or r.task in tasks:
+            by_task.setdefault(r.task, []).append(r)
+    if limit is not None:
+        by_task = {t: rs[:limit] for t, rs in by_task.items()}
+    return by_task

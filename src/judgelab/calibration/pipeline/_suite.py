@@ -1,0 +1,309 @@
+"""``calibrate``: load a judge, score a labelled set, analyse it and write the report."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgelab.calibration.analysis._analysis import Analysis, analyze
+from judgelab.calibration.scoring._executor import Executor, LocalExecutor
+from judgelab.calibration.scoring._factory import DEFAULT_EVALUATORS, EvaluatorFactory, default_evaluator_for
+from judgelab.calibration.report._report import write_report
+from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data._sets import resolve_set, rows_by_task
+from judgelab.calibration.data._records import ScoreRecord, read_scores
+from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
+from judgelab.calibration.scoring._run import run
+from judgelab.calibration._options import with_overrides
+from judgelab.calibration.pipeline._options import CalibrationOptions
+from judgelab.calibration.pipeline._judge import Judge, task_identity
+from judgelab.errors import DataError, JudgelabError
+from judgelab.evaluators import (
+    Evaluator,
+)
+from judgelab.specs import DEFAULT_MODEL_ID
+
+__all__ = ["DEFAULT_EVALUATORS", "CalibrationOptions", "CalibrationResult", "calibrate", "analyze_run"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class CalibrationResult:
+    """What ``calibrate`` produced: per-task analyses, records and written files."""
+
+    analyses: dict[str, Analysis]
+    records: list[ScoreRecord]
+    files: dict[str, Path]
+    out: Path
+
+    def headline(self) -> str:
+        return "\n".join(f"{t}: {a.headline()}" for t, a in self.analyses.items())
+
+    def __repr__(self) -> str:
+        return f"CalibrationResult(out={str(self.out)!r}, tasks={list(self.analyses)})"
+
+
+def analyze_run(
+    records: Sequence[ScoreRecord] | str | Path,
+    out: str | Path,
+    *,
+    meta: Mapping[str, Any] | None = None,
+    notes: Mapping[str, Sequence[str]] | None = None,
+    policy_delta: float | None = 0.1,
+    options: CalibrationOptions | None = None,
+    **overrides: Any,
+) -> dict[str, Analysis]:
+    """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
+
+    ``options`` (a ``CalibrationOptions``, or its fields as keywords:
+    ``threshold_strategy``, ``calibrator``, ``self_generators``,
+    ``target_error``, ``k_folds``, ``n_resamples``, ``seed``, ``figures``)
+    say how. ``notes`` are ``{task: [warning, ...]}`` about the data, stated
+    in the report.
+
+    With ``policy_delta`` set (the default 0.1), each task also gets a
+    pass/fail/abstain policy at ``alpha = target_error`` (``policy.json``, or
+    ``policy-TASK.json`` for several tasks) and a Deployment report section.
+    """
+    o = with_overrides(CalibrationOptions, options, overrides, "analyze_run")
+    if isinstance(records, (str, Path)):
+        records = read_scores(records)
+    by_task: dict[str, list[ScoreRecord]] = {}
+    for r in records:
+        by_task.setdefault(r.task, []).append(r)
+    analyses = {
+        task: analyze(
+            recs,
+            strategy=o.threshold_strategy,
+            calibrator=o.calibrator,
+            self_generators=tuple(o.self_generators or ()),
+            k_folds=o.k_folds,
+            target_error=o.target_error,
+            n_resamples=o.n_resamples,
+            seed=o.seed,
+        )
+        for task, recs in by_task.items()
+    }
+    for task, task_notes in (notes or {}).items():
+        if task in analyses:
+            analyses[task] = dataclasses.replace(analyses[task], notes=[*analyses[task].notes, *task_notes])
+    deployments = None
+    if policy_delta is not None:
+        from judgelab.calibration.report._deployment import deployment_for
+
+        deployments = {
+            task: deployment_for(recs, out, alpha=o.target_error, delta=policy_delta, seed=o.seed,
+                                 set_name=(meta or {}).get("set"), single_task=len(by_task) == 1)
+            for task, recs in by_task.items()
+        }
+    write_report(analyses, out, meta=meta, figures=o.figures, deployments=deployments)
+    return analyses
+
+
+def _writable_folder(out: str | Path) -> Path:
+    """``out``, created; a ``DataError`` saying what to do when it cannot be."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".judgelab-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise DataError(
+            f"Cannot write to the output folder {str(out)!r}: {exc.strerror or exc}. Choose a writable folder with --out.",
+            path=str(out),
+        ) from exc
+    return out
+
+
+def _evidence_notes(by_task: Mapping[str, Sequence[LabelledRow]]) -> dict[str, list[str]]:
+    """Per task, a warning about fact-check rows that give the judge nothing to check against."""
+    notes: dict[str, list[str]] = {}
+    for task, rows in by_task.items():
+        if task != "fact-check":
+            continue
+        empty = [r.id for r in rows if not any(d.strip() for d in r.documents) and not r.user_text.strip()]
+        if empty:
+            shown = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
+            notes[task] = [
+                f"{len(empty)} fact-check row(s) have no evidence (empty documents and user_text: {shown}); "
+                "the judge scored their claims against an empty document. Fix or drop these rows."
+            ]
+            logger.warning("%s", notes[task][0])
+    return notes
+
+
+def calibrate(
+    model: str | Any = DEFAULT_MODEL_ID,
+    set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
+    out: str | Path = "runs/calibrate",
+    *,
+    task: str | Sequence[str] | None = None,
+    evaluators: Mapping[str, Evaluator] | None = None,
+    model_options: Mapping[str, Any] | None = None,
+    executor: Executor | None = None,
+    options: CalibrationOptions | None = None,
+    **overrides: Any,
+) -> CalibrationResult:
+    """Measure a judge on a labelled set and say which threshold to ship.
+
+    Scores every row (resumably, into ``out/scores.jsonl``), then writes
+    ``metrics.json``, ``report.md``, ``report.html``, the fitted calibrator
+    per task (``calibrator-TASK.json``) and figures to ``out``.
+
+    Parameters
+    ----------
+    model
+        A loaded ``JudgeModel``; a ``LazyModel`` or other loader (a callable
+        returning one, called only when rows must be scored); or a model id or
+        path. Ignored for tasks covered by ``evaluators``.
+    set
+        A labelled JSONL file, ``KIND:PATH`` to import on the fly (e.g.
+        ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the
+        starter set.
+    out
+        Output folder; rerunning with the same folder resumes scoring.
+    task
+        Keep only rows of this task (or tasks).
+    evaluators
+        ``{task: Evaluator}`` to use instead of building evaluators from
+        ``model`` (e.g. a tuned template or a remote judge).
+    model_options
+        Extra keyword arguments for ``load_model`` (e.g. ``n_threads``).
+    executor
+        Where rows are scored (see ``run``); default this process. With a
+        distributed executor (``RayExecutor``) no model is loaded here: each
+        replica builds its evaluator from an ``EvaluatorFactory`` of
+        ``model`` (then a model id or path), ``backend`` and
+        ``model_options``.
+
+    options, overrides
+        A ``CalibrationOptions``, or its fields as keywords (``threshold_strategy``,
+        ``calibrator``, ``self_generators``, ``target_error``, ``limit``,
+        ``skip_invalid``, ``batch_size``, ``k_folds``, ``n_resamples``, ``seed``,
+        ``progress``, ``figures``; keywords win).
+
+    Returns
+    -------
+    CalibrationResult
+    """
+    o = with_overrides(CalibrationOptions, options, overrides, "calibrate")
+    o.check()
+    out = _writable_folder(out)
+    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid)
+    judge = Judge(model, dict(model_options or {}))
+    evaluators = dict(evaluators or {})
+    scores_path = out / "scores.jsonl"
+    # Saved records are matched to the rows (content, spec and evaluator
+    # hashes) before anything is scored or loaded: a finished run is
+    # re-analysed without the model, and a changed row is rescored.
+    saved = read_scores(scores_path, repair=True) if scores_path.exists() else []
+    plans = {
+        t: plan_resume(saved, rs, identity=task_identity(t, judge, evaluators), path=scores_path)
+        for t, rs in by_task.items()
+    }
+    try:
+        records = _score_pending(by_task, plans, judge, evaluators, scores_path, o, executor)
+    finally:
+        judge.close()
+    if o.self_generators is None:
+        o = dataclasses.replace(o, self_generators=tuple(getattr(judge.spec, "self_generators", ()) or ()))
+    meta = _run_meta(judge, records, o, set_desc=set_desc, n_skipped=n_skipped,
+                     n_changed=sum(p.n_changed for p in plans.values()))
+    analyses = analyze_run(records, out, meta=meta, notes=_evidence_notes(by_task), options=o)
+    files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
+    return CalibrationResult(analyses, records, files, out)
+
+
+def _rows_by_task(
+    set: str | Path | Sequence[LabelledRow] | None,  # noqa: A002 - the CLI's name
+    *, task: str | Sequence[str] | None, limit: int | None, skip_invalid: bool,
+) -> tuple[dict[str, list[LabelledRow]], str, int]:
+    """The rows to calibrate on, by task (filtered and limited), the set's description and rows skipped."""
+    rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
+    by_task = rows_by_task(rows, task=task, limit=limit)
+    if not by_task:
+        tasks = [task] if isinstance(task, str) else list(task or [])
+        raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
+    return by_task, set_desc, n_skipped
+
+
+def _score_pending(
+    by_task: Mapping[str, list[LabelledRow]],
+    plans: Mapping[str, ResumePlan],
+    judge: Judge,
+    evaluators: dict[str, Evaluator],
+    scores_path: Path,
+    o: CalibrationOptions,
+    executor: Executor | None,
+) -> list[ScoreRecord]:
+    """Every row's record: reused when its plan says so, else scored (loading the judge only then)."""
+    pending = [t for t, p in plans.items() if p.todo]
+    sources: dict[str, Any] = dict(evaluators)
+    if executor is not None and not isinstance(executor, LocalExecutor):
+        # a distributed executor: each replica loads the model, this process never does
+        sources.update(_factories(judge.original, [t for t in pending if t not in evaluators], judge.options))
+    elif any(t not in evaluators for t in pending):
+        model = judge.load()
+        hint = "score those rows with run(your_evaluator, rows, out=...) and analyse with analyze_run()."
+        for t in pending:
+            if t not in sources:
+                sources[t] = default_evaluator_for(t, model, hint=hint)
+    records: list[ScoreRecord] = []
+    for t, rs in by_task.items():
+        if t not in pending:
+            records += [plans[t].reuse[r.id] for r in rs]
+            continue
+        logger.info("scoring %d %s rows with %s", len(rs), t, type(sources[t]).__name__)
+        records += run(sources[t], rs, out=scores_path, batch_size=o.batch_size, progress=o.progress, executor=executor)
+    return records
+
+
+def _factories(model: Any, tasks: Sequence[str], model_options: Mapping[str, Any] | None) -> dict[str, EvaluatorFactory]:
+    """Evaluator factories for a distributed executor: the model travels as its id, never loaded."""
+    if not isinstance(model, (str, Path)):
+        raise JudgelabError(
+            "A distributed executor builds the model on each replica, so calibrate() needs the model as a "
+            f"spec id or path, not a loaded {type(model).__name__}."
+        )
+    options = dict(model_options or {})
+    backend = str(options.pop("backend", "llama_cpp"))
+    for t in tasks:
+        if t not in DEFAULT_EVALUATORS:
+            raise JudgelabError(
+                f"calibrate cannot build an evaluator for task {t!r} from a model yet; "
+                "score those rows with run(your_evaluator_factory, rows, out=..., executor=...)."
+            )
+    return {t: EvaluatorFactory(str(model), t, backend=backend, model_options=options) for t in tasks}
+
+
+def _run_meta(
+    judge: Judge, records: Sequence[ScoreRecord], o: CalibrationOptions, *, set_desc: str, n_skipped: int,
+    n_changed: int,
+) -> dict[str, Any]:
+    """The run facts at the top of the report and in metrics.json."""
+    if judge.used:
+        model_id = judge.loaded.spec.id
+    else:  # no model loaded here: name what the records report
+        reported = sorted({r.model for r in records if r.model})
+        model_id = ", ".join(reported) or judge.name
+    meta: dict[str, Any] = {
+        "model": model_id,
+        "set": set_desc,
+        "rows": len(records),
+        "skipped_invalid_rows": n_skipped,
+        "threshold_strategy": o.threshold_strategy,
+        "calibrator": o.calibrator,
+        "self_generators": ", ".join(o.self_generators or ()) or "(none)",
+        "seed": o.seed,
+    }
+    if n_changed:
+        meta["rescored_changed_rows"] = n_changed
+    hashes = sorted({r.spec_hash for r in records if r.spec_hash})
+    if hashes:
+        meta["spec_hash"] = ", ".join(hashes)
+    return meta

@@ -1,0 +1,55 @@
+"""Deployment decisions from saved scores: pass/fail/abstain policies with risk guarantees (LTT),
+the CI drift gate and the pass-rate estimate.
+
+Imports only ``data``, ``scoring`` and ``analysis``.
+"""
+
+from judgelab.calibration.policy._estimate import (
+    PassRateEstimate,
+    estimate_pass_rate,
+    ppi_mean_interval,
+)
+from judgelab.calibration.policy._gate import (
+    GateResult,
+    gate,
+)
+from judgelab.calibration.policy._ltt import (
+    LTTSettings,
+    PolicyFit,
+    Risk,
+    fit_arrays,
+    policy_decisions,
+)
+from judgelab.calibration.policy._policy import (
+    Policy,
+    fit_and_save_policy,
+    fit_policy,
+    heldout_policy,
+    load_policy,
+)
+from judgelab.calibration.policy._risk_bounds import (
+    betting_pvalue,
+    binomial_pvalue,
+    rows_needed,
+)
+
+__all__ = [
+    "GateResult",
+    "LTTSettings",
+    "PassRateEstimate",
+    "Policy",
+    "PolicyFit",
+    "Risk",
+    "betting_pvalue",
+    "binomial_pvalue",
+    "estimate_pass_rate",
+    "fit_and_save_policy",
+    "fit_arrays",
+    "fit_policy",
+    "gate",
+    "heldout_policy",
+    "load_policy",
+    "policy_decisions",
+    "ppi_mean_interval",
+    "rows_needed",
+]

@@ -1,0 +1,142 @@
+"""The share of truly good answers in unlabelled traffic: prediction-powered inference.
+
+A judge's raw pass rate on traffic is biased by its errors (a judge that
+leans towards PASS overstates the share of good answers). Prediction-powered
+inference (Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, 2023,
+"Prediction-powered inference", Science 382:669) corrects it with a small
+labelled slice scored by the same judge:
+
+    theta_PP = mean(f(traffic)) - mean(f(labelled) - y(labelled))
+
+where ``f`` is the judge's verdict (1 = pass) and ``y`` the true label. The
+first term is the naive pass rate; the second, the "rectifier", is the
+judge's average error in the direction of PASS, measured where labels are
+known. With ``N`` traffic rows and ``n`` labelled rows, the CLT interval is
+
+    theta_PP +- z_{1-a/2} * sqrt(var(f(traffic)) / N + var(f(labelled) - y(labelled)) / n),
+
+valid (asymptotically) whenever the labelled rows are a random sample of the
+same traffic, whatever the judge's quality; a better judge only narrows it.
+Rows that belong together (``meta["pair"]``) can make the plain variance
+too small; give ``clusters`` and cluster-robust variances are used instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from judgelab.calibration.analysis._bootstrap import Interval
+from judgelab.calibration.data._records import ScoreRecord
+from judgelab.errors import DataError, JudgelabError
+
+__all__ = ["PassRateEstimate", "estimate_pass_rate", "ppi_mean_interval"]
+
+
+@dataclass(frozen=True)
+class PassRateEstimate:
+    """The corrected share of good answers beside the judge's naive pass rate."""
+
+    corrected: Interval  # prediction-powered
+    naive: Interval  # the judge's pass rate on the traffic (its own CI, which ignores the judge's errors)
+    classical: Interval  # labelled rows alone, no judge
+    rectifier: float  # mean(f - y) on the labelled rows: the judge's net lean towards PASS
+    n_labelled: int
+    n_unlabelled: int
+    threshold: float
+
+    def to_dict(self) -> dict:
+        return {"corrected": self.corrected.to_dict(), "naive": self.naive.to_dict(),
+                "classical": self.classical.to_dict(), "rectifier": self.rectifier,
+                "n_labelled": self.n_labelled, "n_unlabelled": self.n_unlabelled, "threshold": self.threshold,
+                "confidence": self.corrected.confidence, "method": "prediction-powered inference (Angelopoulos et al., 2023)"}
+
+
+def _z(confidence: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.ppf(0.5 + confidence / 2))
+
+
+def _var_of_mean(x: np.ndarray, clusters: np.ndarray | None) -> float:
+    n = len(x)
+    if n < 2:
+        return math.nan
+    if clusters is None:
+        return float(np.var(x, ddof=1) / n)
+    _, codes = np.unique(clusters, return_inverse=True)
+    sums = np.bincount(codes, x - x.mean())
+    g = len(sums)
+    return float((sums**2).sum() / n**2 * g / max(g - 1, 1))
+
+
+def ppi_mean_interval(y_labelled, f_labelled, f_unlabelled, *, confidence: float = 0.95,
+                      clusters_labelled=None, clusters_unlabelled=None) -> Interval:
+    """Prediction-powered interval for ``E[y]`` from predictions ``f`` (Angelopoulos et al., 2023).
+
+    Parameters
+    ----------
+    y_labelled, f_labelled
+        True values and predictions on the labelled rows.
+    f_unlabelled
+        Predictions on the unlabelled rows.
+    confidence
+        Interval level in (0, 1).
+    clusters_labelled, clusters_unlabelled
+        Optional unit ids; rows of one unit are resampled as one (cluster-robust variance).
+    """
+    if not 0 < confidence < 1:
+        raise JudgelabError(f"The 'confidence' parameter must be in (0, 1). Got {confidence!r} instead.")
+    y = np.asarray(y_labelled, dtype=float)
+    fl = np.asarray(f_labelled, dtype=float)
+    fu = np.asarray(f_unlabelled, dtype=float)
+    if len(y) != len(fl):
+        raise JudgelabError(f"y_labelled and f_labelled differ in length ({len(y)} and {len(fl)}).")
+    if len(y) < 2 or len(fu) < 2:
+        raise DataError(f"Prediction-powered inference needs at least 2 labelled and 2 unlabelled rows; "
+                        f"got {len(y)} and {len(fu)}.")
+    rect = fl - y
+    theta = float(fu.mean() - rect.mean())
+    cl = None if clusters_labelled is None else np.asarray(clusters_labelled)
+    cu = None if clusters_unlabelled is None else np.asarray(clusters_unlabelled)
+    se = math.sqrt(_var_of_mean(fu, cu) + _var_of_mean(rect, cl))
+    z = _z(confidence)
+    return Interval(theta, max(0.0, theta - z * se), min(1.0, theta + z * se), confidence)
+
+
+def _wald(x: np.ndarray, confidence: float, clusters=None) -> Interval:
+    m = float(x.mean()) if len(x) else math.nan
+    se = math.sqrt(_var_of_mean(x, clusters)) if len(x) > 1 else math.nan
+    z = _z(confidence)
+    return Interval(m, max(0.0, m - z * se), min(1.0, m + z * se), confidence)
+
+
+def estimate_pass_rate(labelled: Sequence[ScoreRecord], unlabelled: Sequence[ScoreRecord], *,
+                       threshold: float, confidence: float = 0.95) -> PassRateEstimate:
+    """The share of truly good answers in ``unlabelled``, corrected with the judge's errors on ``labelled``.
+
+    Parameters
+    ----------
+    labelled
+        Scored records with true labels (a random sample of the traffic).
+    unlabelled
+        Scored records of the traffic (labels, if any, are ignored).
+    threshold
+        The judge passes a row when ``score >= threshold`` (the run's shipped threshold).
+    confidence
+        Interval level.
+    """
+    lab = [r for r in labelled if r.ok]
+    unl = [r for r in unlabelled if r.ok]
+    y = np.array([r.label for r in lab], dtype=float)
+    fl = np.array([r.score >= threshold for r in lab], dtype=float)
+    fu = np.array([r.score >= threshold for r in unl], dtype=float)
+    cl = np.array([r.fold_key for r in lab])
+    cu = np.array([r.fold_key for r in unl])
+    corrected = ppi_mean_interval(y, fl, fu, confidence=confidence, clusters_labelled=cl, clusters_unlabelled=cu)
+    return PassRateEstimate(corrected=corrected, naive=_wald(fu, confidence, cu), classical=_wald(y, confidence, cl),
+                            rectifier=float((fl - y).mean()), n_labelled=len(lab), n_unlabelled=len(unl),
+                            threshold=float(threshold))

@@ -1,0 +1,140 @@
+"""The report's "Deployment" section: the policy, its risk-coverage curve, and the gate and estimate commands."""
+
+from __future__ import annotations
+
+import html
+import math
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
+from judgelab.calibration.policy._policy import Policy, fit_and_save_policy
+from judgelab.calibration.data._records import ScoreRecord
+
+__all__ = ["Deployment", "deployment_for", "deployment_html", "deployment_markdown", "risk_coverage_curve"]
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One task's deployment facts: its policy, where it was saved, its curve and the commands."""
+
+    task: str
+    policy: Policy
+    policy_file: str
+    curve: tuple[np.ndarray, np.ndarray]  # coverage, lowest risk at that coverage (all rows, in-sample)
+    commands: tuple[tuple[str, str], ...]  # (what, command)
+
+
+def risk_coverage_curve(records: Sequence[ScoreRecord], *, risk: str = "error", n_levels: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """For coverage levels 1/n_levels..1, the lowest in-sample risk of any (lower, upper) pair deciding at least that share."""
+    ok = [r for r in records if r.ok]
+    d = _as_units([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok])
+    g = _grid(d.s, 128)
+    st = _pair_stats(d, g, risk)
+    tri = np.triu(np.ones((len(g), len(g)), dtype=bool))
+    cov = np.where(tri, st.den / max(st.n, 1), -1.0).ravel()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(st.den > 0, st.num / np.maximum(st.den, 1), np.inf).ravel()
+    levels = np.linspace(1 / n_levels, 1.0, n_levels)
+    best = np.array([rate[cov >= c - 1e-12].min() if (cov >= c - 1e-12).any() else math.nan for c in levels])
+    return levels, np.where(np.isinf(best), np.nan, best)
+
+
+def _commands(run_dir: Path, task: str, alpha: float, delta: float) -> tuple[tuple[str, str], ...]:
+    run = shlex.quote(str(run_dir))
+    return (
+        ("refit the policy", f"judgelab policy {run} --task {task} --alpha {alpha:g} --delta {delta:g}"),
+        ("serve with it", f"judgelab serve --policy {shlex.quote(str(run_dir / 'policy.json'))}"),
+        ("gate CI on a new labelled set", f"judgelab gate {run} --task {task} --set new.jsonl --metric balanced_accuracy --max-drop auto"),
+        ("estimate the good-answer share of traffic", f"judgelab estimate --run {run} --task {task} --labelled small.jsonl --unlabelled traffic.jsonl"),
+    )
+
+
+def deployment_for(records: Sequence[ScoreRecord], out_dir: str | Path, *, alpha: float = 0.1, delta: float = 0.1,
+                   risk: str = "error", seed: int | None = 0, set_name: str | None = None,
+                   single_task: bool = True) -> Deployment:
+    """Fit and save one task's policy (``policy.json``, or ``policy-TASK.json`` beside others) for the report."""
+    out = Path(out_dir)
+    task = records[0].task if records else ""
+    name = "policy.json" if single_task else f"policy-{task}.json"
+    policy = fit_and_save_policy(records, out / name, alpha=alpha, delta=delta, risk=risk, seed=seed, set_name=set_name)
+    return Deployment(policy.task, policy, name, risk_coverage_curve(records, risk=risk),
+                      _commands(out, policy.task, alpha, delta))
+
+
+def _rows(dep: Deployment) -> list[tuple[str, str]]:
+    p = dep.policy
+    held = p.heldout or {}
+
+    def f(x):
+        return "n/a" if x is None else f"{x:.4f}"
+
+    rows = [
+        ("decision", "FAIL below lower, PASS at or above upper, ABSTAIN between"),
+        ("lower / upper", f"{f(p.lower)} / {f(p.upper)}"),
+        ("guarantee", f"{p.risk} among decided rows <= {p.alpha:g} with probability >= {1 - p.delta:g}"),
+        ("method", f"{p.method} ({p.n} rows, {p.n_units} units of up to {p.unit_size} rows)"),
+        ("coverage on calibration rows", f"{(p.calibration.get('coverage') or 0):.3f}"),
+        ("held-out coverage", held.get("coverage_text", "n/a") + (f" ({held['mode']})" if held else "")),
+        (f"held-out {p.risk} among decided", held.get("risk_text", "n/a")),
+        ("file", dep.policy_file),
+    ]
+    if not p.feasible:
+        rows.append(("note", p.note))
+    return rows
+
+
+def deployment_markdown(dep: Deployment, figure: str | None = None) -> list[str]:
+    """The Deployment section of report.md for one task."""
+    md = [f"### Deployment ({dep.task})", "", dep.policy.describe(), "", "| | |", "|---|---|"]
+    md += [f"| {k} | {v} |" for k, v in _rows(dep)]
+    md += ["", f"Method: {dep.policy.citation}.", ""]
+    if figure:
+        md += [f"![Risk against coverage]({figure})", ""]
+    md += ["Commands for this run:", "", "```"]
+    md += [f"# {what}\n{cmd}" for what, cmd in dep.commands]
+    md += ["```", ""]
+    return md
+
+
+def deployment_html(dep: Deployment, png_b64: str | None = None) -> str:
+    """The Deployment section of report.html for one task."""
+    h = html.escape
+    parts = [f"<h3>Deployment ({h(dep.task)})</h3><p>{h(dep.policy.describe())}</p><table>"]
+    parts += [f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in _rows(dep)]
+    parts.append(f"</table><p class='note'>Method: {h(dep.policy.citation)}.</p>")
+    if png_b64:
+        parts.append(f"<figure><img alt='Risk against coverage' src='data:image/png;base64,{png_b64}'>"
+                     "<figcaption>Risk against coverage</figcaption></figure>")
+    parts.append("<pre>" + h("\n".join(f"# {w}\n{c}" for w, c in dep.commands)) + "</pre>")
+    return "".join(parts)
+
+
+def risk_coverage_png(dep: Deployment) -> bytes:
+    """The risk-coverage figure: the in-sample frontier, alpha, and the policy (calibration and held-out)."""
+    from judgelab.calibration.report._plots import _plt, _png
+
+    plt = _plt()
+    p = dep.policy
+    fig, ax = plt.subplots(figsize=(5, 3.8))
+    cov, risk = dep.curve
+    ax.plot(cov, risk, drawstyle="steps-post", label="lowest in-sample risk at coverage")
+    ax.axhline(p.alpha, c="red", ls="--", lw=1, label=f"alpha = {p.alpha:g}")
+    if p.feasible:
+        ax.scatter([p.calibration.get("coverage") or 0], [p.calibration.get("risk") or 0], c="black", zorder=3,
+                   label="policy (calibration rows)")
+    held = p.heldout or {}
+    if held and held.get("coverage", {}).get("estimate") is not None and held.get("risk", {}).get("estimate") is not None:
+        c, r = held["coverage"], held["risk"]
+        ax.errorbar([c["estimate"]], [r["estimate"]],
+                    xerr=[[c["estimate"] - (c["low"] or c["estimate"])], [(c["high"] or c["estimate"]) - c["estimate"]]],
+                    yerr=[[r["estimate"] - (r["low"] or r["estimate"])], [(r["high"] or r["estimate"]) - r["estimate"]]],
+                    fmt="o", c="green", label="policy (held-out, 95% CI)")
+    ax.set(xlabel="coverage (share of rows decided)", ylabel=f"{p.risk} among decided rows", xlim=(0, 1.02),
+           ylim=(0, max(0.6, float(np.nanmax(risk)) if np.isfinite(risk).any() else 0.6)), title="Risk against coverage")
+    ax.legend(fontsize=7, loc="upper left")
+    return _png(fig)

@@ -1,0 +1,85 @@
+"""``stress``: what moves a judge (attacks, benign perturbations, consistency probes), next to
+its accuracy, as a Robustness section of the report.
+
+Imports only the sub-packages before it.
+"""
+
+from judgelab.calibration.robustness._consistency import (
+    CHOICE_OPTIONS,
+    ChoiceProbe,
+    NoulProbe,
+    PARAPHRASES,
+    choice_orders,
+    consistency_probes,
+    paraphrase_evaluators,
+)
+from judgelab.calibration.robustness._metrics import (
+    AttackStats,
+    ConsistencyStats,
+    LabelMassStats,
+    attack_stats,
+    choice_stats,
+    label_mass_stats,
+    noul_stats,
+    paraphrase_stats,
+)
+from judgelab.calibration.robustness._perturb import (
+    ATTACKS,
+    BENIGN,
+    DEFAULT_ATTACKS,
+    Perturbation,
+    TemplateLayout,
+    perturb_rows,
+    resolve_attacks,
+    template_layout,
+)
+from judgelab.calibration.robustness._report import (
+    add_robustness_section,
+    robustness_figure,
+    robustness_tables,
+)
+from judgelab.calibration.robustness._results import (
+    FenceComparison,
+    StressResult,
+    TaskStress,
+)
+from judgelab.calibration.robustness._stress import (
+    CONSISTENCY_CHECKS,
+    StressOptions,
+    stress,
+)
+
+__all__ = [
+    "ATTACKS",
+    "AttackStats",
+    "BENIGN",
+    "CHOICE_OPTIONS",
+    "CONSISTENCY_CHECKS",
+    "ChoiceProbe",
+    "ConsistencyStats",
+    "DEFAULT_ATTACKS",
+    "FenceComparison",
+    "LabelMassStats",
+    "NoulProbe",
+    "PARAPHRASES",
+    "Perturbation",
+    "StressOptions",
+    "StressResult",
+    "TaskStress",
+    "TemplateLayout",
+    "add_robustness_section",
+    "attack_stats",
+    "choice_orders",
+    "choice_stats",
+    "consistency_probes",
+    "label_mass_stats",
+    "noul_stats",
+    "paraphrase_evaluators",
+    "paraphrase_stats",
+    "perturb_rows",
+    "resolve_attacks",
+    "robustness_figure",
+    "robustness_tables",
+    "stress",
+    "template_layout",
+]

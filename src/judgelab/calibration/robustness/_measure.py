@@ -1,0 +1,124 @@
+"""Stress figures from saved records: attack flip rates, the pooled flip rate, consistency checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.robustness._consistency import CHOICE_OPTIONS
+from judgelab.calibration.robustness._metrics import (
+    AttackStats,
+    ConsistencyStats,
+    attack_stats,
+    choice_stats,
+    noul_stats,
+    paraphrase_stats,
+)
+from judgelab.calibration.robustness._perturb import Perturbation
+
+__all__ = ["attack_table", "by_id", "consistency_table", "copies", "is_ok", "pooled_flip"]
+
+
+def copies(rows: Sequence[LabelledRow], suffix: str) -> list[LabelledRow]:
+    return [r.model_copy(update={"id": f"{r.id}~{suffix}"}) for r in rows]
+
+
+def by_id(records: Sequence[ScoreRecord]) -> dict[str, ScoreRecord]:
+    return {r.id: r for r in records}
+
+
+def is_ok(rec: ScoreRecord | None) -> bool:
+    return rec is not None and rec.ok
+
+
+def attack_table(
+    rows: Sequence[LabelledRow], perturbations: Sequence[Perturbation], clean: Mapping[str, ScoreRecord],
+    perturbed: Mapping[str, ScoreRecord], threshold: float, n_resamples: int, seed: int | None,
+) -> list[AttackStats]:
+    out = []
+    for p in perturbations:
+        pairs = []
+        for r in rows:
+            c, q = clean.get(r.id), perturbed.get(f"{r.id}~{p.key}")
+            if is_ok(c) and is_ok(q):
+                pairs.append(({"label": r.label, "cluster": r.fold_group}, float(c.score), float(q.score)))
+        if pairs:
+            out.append(attack_stats(pairs, threshold=threshold, key=p.key, family=p.family, kind=p.kind,
+                                    n_resamples=n_resamples, seed=seed))
+    return out
+
+
+def pooled_flip(
+    rows: Sequence[LabelledRow], attacks: Sequence[Perturbation], before: tuple[Mapping[str, ScoreRecord], Mapping[str, ScoreRecord], float],
+    after: tuple[Mapping[str, ScoreRecord], Mapping[str, ScoreRecord], float], n_resamples: int, seed: int | None,
+) -> dict[str, Interval]:
+    """Pooled dangerous flip rate over all attacks, before and after, paired by row."""
+    cols: dict[str, list] = {k: [] for k in ("cb", "pb", "ca", "pa", "y", "g")}
+    for r in rows:
+        for p in attacks:
+            recs = [before[0].get(r.id), before[1].get(f"{r.id}~{p.key}"), after[0].get(r.id), after[1].get(f"{r.id}~{p.key}")]
+            if not all(is_ok(x) for x in recs):
+                continue
+            cols["cb"].append(recs[0].score >= before[2])
+            cols["pb"].append(recs[1].score >= before[2])
+            cols["ca"].append(recs[2].score >= after[2])
+            cols["pa"].append(recs[3].score >= after[2])
+            cols["y"].append(r.label)
+            cols["g"].append(r.fold_group)
+
+    def rate(y, c, p):
+        m = (y == 0) & ~c
+        return float(p[m].mean()) if m.any() else math.nan
+
+    def stat(y, cb, pb, ca, pa):
+        b, a = rate(y, cb, pb), rate(y, ca, pa)
+        return {"before": b, "after": a, "diff": b - a}
+
+    arrays = [np.asarray(cols[k]) for k in ("y", "cb", "pb", "ca", "pa")]
+    arrays = [a.astype(bool) if i else a.astype(int) for i, a in enumerate(arrays)]
+    groups = np.asarray(cols["g"])
+    return bootstrap_many(stat, arrays, n_resamples=n_resamples, seed=seed, clusters=groups if len(groups) else None)
+
+
+def consistency_table(
+    rows: Sequence[LabelledRow], probes: Mapping[str, Any], clean: Mapping[str, ScoreRecord],
+    recs: Mapping[str, ScoreRecord], threshold: float, n_resamples: int, seed: int | None,
+) -> list[ConsistencyStats]:
+    out: list[ConsistencyStats] = []
+    if "noul-q" in probes:
+        items = []
+        for r in rows:
+            q, nq = recs.get(f"{r.id}~noul-q"), recs.get(f"{r.id}~noul-not-q")
+            if is_ok(q) and is_ok(nq):
+                items.append((r.fold_group, float(q.score), float(nq.score)))
+        if items:
+            out.append(noul_stats(items, n_resamples=n_resamples, seed=seed))
+    choice_keys = [k for k in probes if k.startswith("choice-")]
+    if choice_keys:
+        items_c = []
+        for r in rows:
+            answers = []
+            for k in choice_keys:
+                rec = recs.get(f"{r.id}~{k}")
+                if is_ok(rec) and rec.probabilities:
+                    answers.append((tuple(int(c) for c in k.split("-", 1)[1]), dict(rec.probabilities)))
+            if len(answers) >= 2:
+                items_c.append((r.fold_group, answers))
+        if items_c:
+            out.append(choice_stats(items_c, labels=list(CHOICE_OPTIONS), n_resamples=n_resamples, seed=seed))
+    para_keys = [k for k in probes if k.startswith("paraphrase-")]
+    if para_keys:
+        items_p = []
+        for r in rows:
+            ps = [clean.get(r.id)] + [recs.get(f"{r.id}~{k}") for k in para_keys]
+            if all(is_ok(x) for x in ps):
+                items_p.append((r.fold_group, [float(x.score) for x in ps]))
+        if items_p:
+            out.append(paraphrase_stats(items_p, threshold=threshold, n_resamples=n_resamples, seed=seed))
+    return out

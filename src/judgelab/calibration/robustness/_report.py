@@ -1,0 +1,174 @@
+"""The "Robustness" section of report.md and report.html, and its plot of score change per attack."""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from judgelab.calibration.analysis._bootstrap import Interval
+
+if TYPE_CHECKING:  # pragma: no cover
+    from judgelab.calibration.robustness._results import TaskStress
+
+__all__ = ["add_robustness_section", "robustness_figure", "robustness_tables"]
+
+_MARK = "<!-- judgelab:robustness -->"
+
+
+def _pct(iv: Interval) -> str:
+    if math.isnan(iv.estimate):
+        return "n/a"
+    if math.isnan(iv.low):
+        return f"{100 * iv.estimate:.0f}%"
+    return f"{100 * iv.estimate:.0f}% [{100 * iv.low:.0f}, {100 * iv.high:.0f}]"
+
+
+def _num(iv: Interval) -> str:
+    return format(iv, "+.3f") if not math.isnan(iv.estimate) else "n/a"
+
+
+def robustness_tables(s: "TaskStress") -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, header, rows, note) tables of one task's stress figures."""
+    tables = [(
+        "Attacks and perturbations (95% cluster-bootstrap intervals)",
+        ["perturbation", "family", "rows", "FAIL→PASS (label 0)", "PASS→FAIL (label 1)", "mean ΔP", "mean ΔP, label 0"],
+        [[a.key, a.family, str(a.n), f"{_pct(a.fail_to_pass)} of {a.n_fail}", f"{_pct(a.pass_to_fail)} of {a.n_pass}",
+          _num(a.delta_p), _num(a.delta_p_fail)] for a in s.attacks],
+        (f"Verdicts at the shipped threshold {s.threshold:.3f}. FAIL→PASS: among rows labelled 0 that the clean "
+         "judge failed, the share the perturbed row passes (the dangerous direction). PASS→FAIL: among rows "
+         "labelled 1 that the clean judge passed, the share it now fails. ΔP = perturbed score - clean score. "
+         "Benign perturbations should move nothing."),
+    )]
+    if s.consistency:
+        tables.append((
+            "Consistency",
+            ["check", "rows", "mean inconsistency", "also"],
+            [[c.check, str(c.n), format(c.value, ".3f"),
+              "; ".join(f"{k}: {format(v, '+.3f')}" for k, v in c.extra.items())] for c in s.consistency],
+            " ".join(f"{c.check}: {c.description}." for c in s.consistency),
+        ))
+    if s.label_mass is not None:
+        m = s.label_mass
+        tables.append((
+            "Label mass (share of the full next-token probability on the labels)",
+            ["rows", *m.quantiles, f"rows at or below {m.low_mass:.3g}", "accuracy, low mass", "accuracy, rest", "rest - low"],
+            [[str(m.n), *(f"{v:.3f}" for v in m.quantiles.values()), str(m.n_low), format(m.accuracy_low, ".3f"),
+              format(m.accuracy_high, ".3f"), format(m.difference, "+.3f")]],
+            ("Low-mass answers are measurably less accurate: an abstain reason."
+             if m.low_is_worse else
+             "Low-mass answers are not measurably less accurate on these rows (the interval of the difference includes 0 or is n/a)."),
+        ))
+    if s.fence is not None:
+        f = s.fence
+        tables.append((
+            "Defence: fenced template (same rows, before and after)",
+            ["", "threshold", "held-out balanced accuracy", "dangerous flip rate, all attacks pooled"],
+            [["shipped template", f"{f.threshold_before:.3f}", format(f.balanced_accuracy_before, ".3f"), _pct(f.flip_before)],
+             ["fenced template", f"{f.threshold_after:.3f}", format(f.balanced_accuracy_after, ".3f"), _pct(f.flip_after)]],
+            f"Flip-rate difference (shipped - fenced, paired by row): {format(f.flip_difference, '+.3f')}. Verdict: {f.verdict()}.",
+        ))
+    if s.skipped:
+        tables.append(("Not measured", ["what"], [[k] for k in s.skipped],
+                       "These did not apply to any row (e.g. reordering needs two or more documents) or need a judge model."))
+    return tables
+
+
+def robustness_figure(s: "TaskStress") -> bytes | None:
+    """PNG: per-row ΔP of every perturbation, with the mean and its interval."""
+    if not s.attacks:
+        return None
+    from judgelab.calibration.report._plots import _plt, _png  # the report's matplotlib setup (Agg)
+
+    plt = _plt()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        attacks = list(s.attacks)
+        fig, ax = plt.subplots(figsize=(7, 0.35 * len(attacks) + 1.4))
+        for i, a in enumerate(attacks):
+            color = "tab:green" if a.kind == "benign" else ("tab:orange" if a.kind == "evidence" else "tab:red")
+            ax.scatter(a.deltas, [i] * len(a.deltas), s=8, alpha=0.35, color=color)
+            d = a.delta_p
+            if not math.isnan(d.estimate):
+                err = None if math.isnan(d.low) else [[d.estimate - d.low], [d.high - d.estimate]]
+                ax.errorbar([d.estimate], [i], xerr=err, fmt="D", color="black", ms=4, capsize=3)
+        ax.axvline(0, color="grey", lw=1)
+        ax.set_yticks(range(len(attacks)), [a.key for a in attacks], fontsize=8)
+        ax.invert_yaxis()
+        ax.set(xlabel="ΔP = perturbed score - clean score (per row; mean and 95% interval in black)",
+               title=f"{s.task}: score change per perturbation", xlim=(-1, 1))
+        return _png(fig)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def add_robustness_section(tasks: Mapping[str, "TaskStress"], out_dir: str | Path, *, figures: bool = True) -> dict[str, Path]:
+    """Append the "Robustness" section to ``report.md`` and ``report.html`` in ``out_dir``.
+
+    The section starts with the headline per task ("the worst attack turns
+    X% [lo, hi] of failing answers into PASS"), then the tables and the ΔP
+    plot. A section written before is replaced, so re-analysis does not
+    repeat it.
+    """
+    out = Path(out_dir)
+    written: dict[str, Path] = {}
+    pngs: dict[str, bytes] = {}
+    if figures:
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+        for t, s in tasks.items():
+            png = robustness_figure(s)
+            if png is not None:
+                pngs[t] = png
+                path = out / "figures" / f"{t}-robustness.png"
+                path.write_bytes(png)
+                written[f"robustness-{t}"] = path
+    md = [_MARK, "## Robustness", ""]
+    for t, s in tasks.items():
+        md += [f"**{t}:** {s.headline()}.", ""]
+    for t, s in tasks.items():
+        md += [f"### {t}: stress run with {s.evaluator} on {s.n_rows} rows", ""]
+        for title, header, rows, note in robustness_tables(s):
+            md += [f"#### {title}", "", *_md_table(header, rows), ""]
+            if note:
+                md += [note, ""]
+        if t in pngs:
+            md += [f"![Score change per perturbation](figures/{t}-robustness.png)", ""]
+    md_path = out / "report.md"
+    old = md_path.read_text(encoding="utf-8") if md_path.exists() else "# judgelab calibration report\n"
+    old = old.split(_MARK)[0].rstrip("\n")
+    md_path.write_text(old + "\n\n" + "\n".join(md) + "\n", encoding="utf-8")
+    written["report_md"] = md_path
+
+    h = html.escape
+    body = [_MARK, "<h2>Robustness</h2>"]
+    for t, s in tasks.items():
+        body.append(f"<p class='headline'><b>{h(t)}:</b> {h(s.headline())}.</p>")
+    for t, s in tasks.items():
+        body.append(f"<h3>{h(t)}: stress run with {h(s.evaluator)} on {s.n_rows} rows</h3>")
+        for title, header, rows, note in robustness_tables(s):
+            body.append(f"<h4>{h(title)}</h4><table><tr>" + "".join(f"<th>{h(c)}</th>" for c in header) + "</tr>")
+            body += ["<tr>" + "".join(f"<td>{h(c)}</td>" for c in r) + "</tr>" for r in rows]
+            body.append("</table>")
+            if note:
+                body.append(f"<p class='note'>{h(note)}</p>")
+        if t in pngs:
+            b64 = base64.b64encode(pngs[t]).decode("ascii")
+            body.append(f"<figure><img alt='Score change per perturbation' src='data:image/png;base64,{b64}'>"
+                        f"<figcaption>Score change per perturbation</figcaption></figure>")
+    body.append(_MARK + "-end")
+    html_path = out / "report.html"
+    doc = html_path.read_text(encoding="utf-8") if html_path.exists() else "<!doctype html><html><body></body></html>\n"
+    if _MARK in doc:
+        doc = doc.split(_MARK)[0] + doc.split(_MARK + "-end", 1)[-1]
+    at = doc.rfind("</body>")
+    section = "".join(body)
+    doc = doc[:at] + section + doc[at:] if at >= 0 else doc + section
+    html_path.write_text(doc, encoding="utf-8")
+    written["report_html"] = html_path
+    return written

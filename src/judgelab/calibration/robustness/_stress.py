@@ -1,0 +1,281 @@
+"""``stress``: what breaks a judge, measured on a labelled set next to its accuracy.
+
+A stress run first calibrates (``calibrate``: clean scores, shipped
+threshold, report), then judges perturbed copies of the same rows with the
+same evaluator and threshold, asks the consistency probes, optionally
+measures the label mass and the fenced-template defence, and adds a
+"Robustness" section to the report. Everything is scored through the
+resumable ``run`` into files under ``OUT/stress/``, so a killed stress run
+resumes, and a finished one is re-analysed without loading the model.
+
+Files
+-----
+``OUT/stress/rows.jsonl``
+    The perturbed rows (seeded; id ``ROW~PERTURBATION``).
+``OUT/stress/scores.jsonl``
+    Their scores.
+``OUT/stress/consistency.jsonl``
+    The consistency probes' scores (id ``ROW~PROBE``).
+``OUT/stress/label-mass.jsonl``
+    Clean rows scored with the label mass (opt-in).
+``OUT/stress/fenced.jsonl``
+    Clean and perturbed rows scored with the fenced template (opt-in).
+``OUT/stress/stress.json``
+    Every figure of the robustness section.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from judgelab.calibration.analysis._analysis import analyze
+from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data._rows import LabelledRow, write_rows
+from judgelab.calibration.data._sets import resolve_set, rows_by_task
+from judgelab.calibration.pipeline._options import CalibrationOptions
+from judgelab.calibration.pipeline._suite import CalibrationResult, calibrate
+from judgelab.calibration.robustness._consistency import consistency_probes
+from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, is_ok, pooled_flip
+from judgelab.calibration.robustness._metrics import LabelMassStats, label_mass_stats
+from judgelab.calibration.robustness._perturb import Perturbation, perturb_rows, resolve_attacks, template_layout
+from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
+from judgelab.calibration.scoring._lazy import LazyModel
+from judgelab.calibration.scoring._run import run
+from judgelab.calibration._options import with_overrides
+from judgelab.errors import DataError, JudgelabError
+from judgelab.evaluators import build_evaluator
+from judgelab.specs import DEFAULT_MODEL_ID
+
+__all__ = ["CONSISTENCY_CHECKS", "FenceComparison", "StressOptions", "StressResult", "TaskStress", "stress"]
+
+logger = logging.getLogger(__name__)
+
+#: The consistency checks a stress run can ask.
+CONSISTENCY_CHECKS: tuple[str, ...] = ("noul", "choice", "paraphrase")
+
+
+@dataclass(frozen=True)
+class StressOptions(CalibrationOptions):
+    """The options of a stress run: ``CalibrationOptions`` (passed on to ``calibrate``) and these.
+
+    Every field is also a keyword of ``stress``.
+
+    Attributes
+    ----------
+    attacks
+        Perturbations (see ``resolve_attacks``); None for ``DEFAULT_ATTACKS``.
+    consistency
+        Which of ``noul``, ``choice``, ``paraphrase`` to ask (the first two
+        need an evaluator with a ``model``).
+    fence
+        Also score the clean and attacked rows with the fenced template
+        (``judgelab.evaluators.fenced``) and compare.
+    label_mass
+        Also score the clean rows reading the full output layer, for the
+        labels' share of the next-token probability (costs a full-vocabulary
+        pass per prompt).
+    low_mass
+        Label mass at or below which an answer counts as low-mass; None for
+        the run's lowest quarter.
+    """
+
+    attacks: str | Sequence[str] | None = None
+    consistency: Sequence[str] = CONSISTENCY_CHECKS
+    fence: bool = False
+    label_mass: bool = False
+    low_mass: float | None = None
+
+    def calibration(self) -> CalibrationOptions:
+        """The ``CalibrationOptions`` part, for ``calibrate``."""
+        return CalibrationOptions(**{f.name: getattr(self, f.name) for f in fields(CalibrationOptions)})
+
+
+@dataclass(frozen=True)
+class _StressRun:
+    """What every task of one stress run shares: its options, perturbations, folder and lazy model."""
+
+    o: StressOptions
+    perturbations: tuple[Perturbation, ...]
+    sdir: Path
+    lazy: LazyModel | None
+
+    def score(self, evaluator: Any, rows: Sequence[LabelledRow], name: str) -> dict[str, ScoreRecord]:
+        """Score ``rows`` into ``stress/NAME`` (resumable), by row id."""
+        return by_id(run(evaluator, rows, out=self.sdir / name, batch_size=self.o.batch_size,
+                         progress=self.o.progress))
+
+
+def stress(
+    model: str | Any = DEFAULT_MODEL_ID,
+    set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
+    out: str | Path = "runs/stress",
+    *,
+    evaluator: str | Any | None = None,
+    task: str | Sequence[str] | None = None,
+    model_options: Mapping[str, Any] | None = None,
+    options: StressOptions | None = None,
+    **overrides: Any,
+) -> StressResult:
+    """Calibrate a judge on a labelled set, then measure what moves it.
+
+    Parameters
+    ----------
+    model
+        A model spec id or path (loaded only when something is left to
+        score) or a loaded ``JudgeModel``.
+    set
+        As for ``calibrate``: a JSONL file, ``KIND:PATH`` (e.g.
+        ``summedits:../shared/data/summedits``), rows, or None for the starter set.
+    out
+        The run folder: the calibration files, plus ``stress/`` (see the
+        module docstring). Rerunning with the same folder resumes.
+    evaluator
+        An ``Evaluator`` (used for every task), an evaluator name (see
+        ``judgelab.evaluators.build_evaluator``; ``fact-checking+fenced`` fences it) or None for
+        each task's default.
+    task, model_options
+        As for ``calibrate``.
+    options, overrides
+        A ``StressOptions``, or its fields as keywords (``attacks``,
+        ``consistency``, ``fence``, ``label_mass``, ``low_mass`` and those of
+        ``CalibrationOptions``: ``limit``, ``threshold_strategy``, ``seed``...;
+        keywords win).
+
+    Returns
+    -------
+    StressResult
+    """
+    o = with_overrides(StressOptions, options, overrides, "stress")
+    unknown = sorted({str(c) for c in o.consistency} - {*CONSISTENCY_CHECKS})
+    if unknown:
+        raise JudgelabError(f"Unknown consistency check(s) {unknown}; known: {', '.join(CONSISTENCY_CHECKS)}.")
+    perturbations = resolve_attacks(o.attacks)
+    rows, _, _ = resolve_set(set)
+    by_task = rows_by_task(rows, task=task, limit=o.limit)
+    if not by_task:
+        raise DataError("No rows to stress" + (f" for task(s) {task}" if task else "") + ".")
+    lazy = LazyModel(model, model_options or {}) if isinstance(model, (str, Path)) else None
+    judge = lazy if lazy is not None else model
+    evaluators: dict[str, Any] = {}
+    for t in by_task:
+        given = evaluator is not None and not isinstance(evaluator, str)
+        evaluators[t] = evaluator if given else build_evaluator(evaluator, judge, task=t)
+    out = Path(out)
+    cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
+    try:
+        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration())
+        all_perturbed: list[LabelledRow] = []
+        tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
+    finally:
+        if lazy is not None:
+            lazy.close()
+    return _finish(cfg, cal, tasks, out)
+
+
+def _stress_task(cfg: _StressRun, t: str, rs: list[LabelledRow], ev: Any, cal: CalibrationResult,
+                 all_perturbed: list[LabelledRow]) -> TaskStress:
+    """Perturb one task's rows, score them and the probes, and measure (``all_perturbed`` grows)."""
+    clean = by_id(cal.records)
+    threshold = cal.analyses[t].threshold
+    perturbed = perturb_rows(rs, cfg.perturbations, template_layout(ev), seed=cfg.o.seed)
+    all_perturbed += perturbed
+    cfg.sdir.mkdir(parents=True, exist_ok=True)
+    write_rows(all_perturbed, cfg.sdir / "rows.jsonl")
+    logger.info("stress %s: %d perturbed rows", t, len(perturbed))
+    pert = cfg.score(ev, perturbed, "scores.jsonl")
+    table = attack_table(rs, cfg.perturbations, clean, pert, threshold, cfg.o.n_resamples, cfg.o.seed)
+    skipped = [p.key for p in cfg.perturbations if not any(a.key == p.key for a in table)]
+    probes = consistency_probes(ev, tuple(cfg.o.consistency))
+    cons_recs: dict[str, ScoreRecord] = {}
+    for key, probe in probes.items():
+        cons_recs.update(cfg.score(probe, copies(rs, key), "consistency.jsonl"))
+    cons = consistency_table(rs, probes, clean, cons_recs, threshold, cfg.o.n_resamples, cfg.o.seed)
+    for check in cfg.o.consistency:
+        if not any(c.check == check for c in cons):
+            skipped.append(f"consistency:{check}")
+    mass = None
+    if cfg.o.label_mass:
+        mass = _label_mass(cfg, rs, ev, threshold)
+        if mass is None:
+            skipped.append("label-mass")
+    fence_cmp = None
+    if cfg.o.fence:
+        fence_cmp = _fence(cfg, rs, perturbed, ev, cal.analyses[t], (clean, pert))
+    n_err = sum(1 for r in pert.values() if not r.ok) + sum(1 for r in cons_recs.values() if not r.ok)
+    return TaskStress(t, getattr(ev, "name", type(ev).__name__), threshold, len(rs), table, cons,
+                      mass, fence_cmp, n_err, skipped)
+
+
+def _finish(cfg: _StressRun, cal: CalibrationResult, tasks: dict[str, TaskStress], out: Path) -> StressResult:
+    """Write ``stress/stress.json`` and the report's Robustness section."""
+    sdir = cfg.sdir
+    files = dict(cal.files)
+    files["stress_rows"] = sdir / "rows.jsonl"
+    files["stress_scores"] = sdir / "scores.jsonl"
+    files["stress_json"] = sdir / "stress.json"
+    meta = {"attacks": [p.key for p in cfg.perturbations], "consistency": list(cfg.o.consistency), "fence": cfg.o.fence,
+            "label_mass": cfg.o.label_mass, "seed": cfg.o.seed, "limit": cfg.o.limit}
+    (sdir / "stress.json").write_text(json.dumps({"meta": meta, "tasks": {t: s.to_dict() for t, s in tasks.items()}},
+                                                 indent=2, default=str) + "\n", encoding="utf-8")
+    from judgelab.calibration.robustness._report import add_robustness_section
+
+    files.update(add_robustness_section(tasks, out, figures=cfg.o.figures))
+    return StressResult(cal, tasks, files, out)
+
+
+def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Any, threshold: float) -> LabelMassStats | None:
+    lazy = cfg.lazy
+    model = getattr(ev, "model", None)
+    target = lazy if lazy is not None and model is lazy else model
+    if target is None or not (hasattr(target, "set_label_mass") or hasattr(target, "label_mass")):
+        logger.warning("label mass needs an evaluator over a judgelab JudgeModel; skipped")
+        return None
+    if hasattr(target, "set_label_mass"):
+        target.set_label_mass(True)
+    else:
+        target.label_mass = True
+    try:
+        by = cfg.score(ev, copies(rows, "label-mass"), "label-mass.jsonl")
+    finally:
+        if hasattr(target, "set_label_mass"):
+            target.set_label_mass(False)
+        else:
+            target.label_mass = False
+    items = []
+    for r in rows:
+        rec = by.get(f"{r.id}~label-mass")
+        if is_ok(rec) and rec.label_mass is not None:
+            items.append((r.fold_group, float(rec.label_mass), (rec.score >= threshold) == bool(r.label)))
+    if not items:
+        return None
+    return label_mass_stats(items, low_mass=cfg.o.low_mass, n_resamples=cfg.o.n_resamples, seed=cfg.o.seed)
+
+
+def _fence(cfg: _StressRun, rows: Sequence[LabelledRow], perturbed: Sequence[LabelledRow], ev: Any, before: Any,
+           shipped: tuple[Mapping[str, ScoreRecord], Mapping[str, ScoreRecord]]) -> FenceComparison | None:
+    """The fenced template on the clean and attacked rows, against the shipped one (``shipped``: clean, perturbed)."""
+    from judgelab.evaluators import fenced
+
+    try:
+        fev = fenced(ev)
+    except TypeError as exc:
+        logger.warning("fence comparison skipped: %s", exc)
+        return None
+    attacks = [p for p in cfg.perturbations if p.kind != "benign"]
+    keep = {f"{r.id}~{p.key}" for r in rows for p in attacks}
+    todo = list(rows) + [r for r in perturbed if r.id in keep]
+    recs = cfg.score(fev, todo, "fenced.jsonl")
+    fclean = {r.id: recs[r.id] for r in rows if r.id in recs}
+    fa = analyze(list(fclean.values()), strategy=cfg.o.threshold_strategy, calibrator=cfg.o.calibrator, k_folds=cfg.o.k_folds,
+                 n_resamples=cfg.o.n_resamples, seed=cfg.o.seed)
+    table = attack_table(rows, attacks, fclean, recs, fa.threshold, cfg.o.n_resamples, cfg.o.seed)
+    pooled = pooled_flip(rows, attacks, (*shipped, before.threshold), (fclean, recs, fa.threshold),
+                         cfg.o.n_resamples, cfg.o.seed)
+    return FenceComparison(before.threshold, fa.threshold, before.heldout["balanced_accuracy"],
+                           fa.heldout["balanced_accuracy"], pooled["before"], pooled["after"], pooled["diff"],
+                           tuple(table))

@@ -1,0 +1,62 @@
+"""Scoring runs: labelled rows -> ``scores.jsonl`` (resumable), on this process or a Ray cluster.
+
+Imports only ``data``.
+"""
+
+from judgelab.calibration.scoring._executor import (
+    BLOCK_KEYS,
+    Block,
+    BlockReport,
+    ExecutionReport,
+    Executor,
+    LocalExecutor,
+    ReplicaReport,
+    block_key,
+    plan_blocks,
+    score_rows,
+    tokens_decoded,
+)
+from judgelab.calibration.scoring._factory import (
+    DEFAULT_EVALUATORS,
+    EvaluatorFactory,
+    EvaluatorSource,
+    is_factory,
+)
+from judgelab.calibration.scoring._lazy import (
+    LazyModel,
+)
+from judgelab.calibration.scoring._ray_executor import (
+    INSTALL_HINT,
+    RayExecutor,
+)
+from judgelab.calibration.scoring._resume import (
+    ResumePlan,
+    plan_resume,
+)
+from judgelab.calibration.scoring._run import (
+    run,
+)
+
+__all__ = [
+    "BLOCK_KEYS",
+    "Block",
+    "BlockReport",
+    "DEFAULT_EVALUATORS",
+    "EvaluatorFactory",
+    "EvaluatorSource",
+    "ExecutionReport",
+    "Executor",
+    "INSTALL_HINT",
+    "LazyModel",
+    "LocalExecutor",
+    "RayExecutor",
+    "ReplicaReport",
+    "ResumePlan",
+    "block_key",
+    "is_factory",
+    "plan_blocks",
+    "plan_resume",
+    "run",
+    "score_rows",
+    "tokens_decoded",
+]

@@ -1,0 +1,121 @@
+"""Run files written by an older judgelab still load: scores.jsonl, metrics.json and policy.json.
+
+``tests/data/runs-c47826c`` is the calibration part of ``judgelab stress --task fact-check --limit 12``
+on the starter set, written by main at commit c47826c (before calibration/ became sub-packages and
+the run files typed models).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judgelab.calibration import (
+    METRICS_VERSION,
+    MetricsFile,
+    load_policy,
+    read_metrics,
+    read_scores,
+    write_metrics,
+)
+from judgelab.cli import main
+from judgelab.errors import DataError
+
+OLD_RUN = Path(__file__).resolve().parent / "data" / "runs-c47826c"
+
+
+def test_an_old_run_loads_as_typed_files():
+    records = read_scores(OLD_RUN / "scores.jsonl")
+    assert len(records) == 12 and {r.task for r in records} == {"fact-check"}
+    assert all(r.ok and r.row_hash and r.fold_key for r in records)
+    metrics = read_metrics(OLD_RUN / "metrics.json")
+    assert metrics.version == METRICS_VERSION == 1
+    assert metrics.meta.model == "gemma-3-270m" and metrics.meta.rows == 12
+    assert metrics.threshold("fact-check") == pytest.approx(0.7878427429411069)
+    assert metrics.tasks["fact-check"].threshold.strategy == "balanced_accuracy"
+    policy = load_policy(OLD_RUN / "policy.json")
+    assert policy.task == "fact-check" and policy.version == 1
+    assert metrics.tasks["fact-check"].model_extra["policy"]["n"] == policy.n
+
+
+def test_reading_and_writing_metrics_changes_nothing(tmp_path):
+    original = json.loads((OLD_RUN / "metrics.json").read_text(encoding="utf-8"))
+    write_metrics(read_metrics(OLD_RUN / "metrics.json"), tmp_path / "metrics.json")
+    assert json.loads((tmp_path / "metrics.json").read_text(encoding="utf-8")) == original
+
+
+def test_a_task_the_file_lacks_is_an_error_not_a_default():
+    metrics = read_metrics(OLD_RUN / "metrics.json")
+    with pytest.raises(DataError, match=r"no task 'relevancy' \(it has \['fact-check'\]\)"):
+        metrics.threshold("relevancy")
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda d: d.update(version=METRICS_VERSION + 1), "version 2; this judgelab reads up to version 1"),
+        (lambda d: d["tasks"]["fact-check"]["threshold"].pop("value"), "tasks.fact-check.threshold.value"),
+        (lambda d: d.pop("meta"), "field 'meta'"),
+    ],
+)
+def test_a_newer_or_broken_metrics_file_is_refused_naming_why(tmp_path, edit, match):
+    doc = json.loads((OLD_RUN / "metrics.json").read_text(encoding="utf-8"))
+    edit(doc)
+    (tmp_path / "metrics.json").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(DataError, match=match):
+        read_metrics(tmp_path / "metrics.json")
+
+
+def test_the_cli_reads_the_old_runs_threshold(tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(OLD_RUN, run)
+    assert main(["policy", str(run), "--out", str(tmp_path / "p.json")]) == 0
+    assert "fact-check:" in capsys.readouterr().out
+    assert main(["gate", str(run), "--set", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "judgelab gate: ok (fact-check)" in out
+
+
+def test_a_broken_metrics_file_stops_the_cli_instead_of_thresholding_at_half(tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(OLD_RUN, run)
+    doc = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    del doc["tasks"]["fact-check"]["threshold"]
+    (run / "metrics.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["gate", str(run), "--set", str(run)]) == 2
+    assert "threshold" in capsys.readouterr().err
+
+
+def test_a_bare_scores_file_says_it_thresholds_at_half(tmp_path, capsys):
+    shutil.copy(OLD_RUN / "scores.jsonl", tmp_path / "scores.jsonl")
+    assert main(["gate", str(tmp_path / "scores.jsonl"), "--set", str(tmp_path / "scores.jsonl")]) == 0
+    assert "no metrics.json beside" in capsys.readouterr().err
+
+
+def test_metrics_file_is_frozen():
+    metrics = read_metrics(OLD_RUN / "metrics.json")
+    assert isinstance(metrics, MetricsFile)
+    with pytest.raises(Exception):
+        metrics.meta.model = "other"  # type: ignore[misc]
+    assert not math.isnan(metrics.threshold("fact-check"))
+
+
+def test_consistency_probes_keep_the_identity_old_runs_recorded():
+    # evaluator_hash values main wrote at c47826c into stress/consistency.jsonl (probes over a fact-checker);
+    # a probe's identity must not change when its module moves, or an old stress run could not resume
+    from judgelab.calibration.robustness import ChoiceProbe, NoulProbe
+    from judgelab.evaluators import FactCheckingEvaluator, evaluator_identity
+
+    ev = FactCheckingEvaluator(None)
+    got = {
+        "noul-q": NoulProbe(ev), "noul-not-q": NoulProbe(ev, negated=True), "choice-012": ChoiceProbe(ev, (0, 1, 2)),
+        "choice-120": ChoiceProbe(ev, (1, 2, 0)), "choice-201": ChoiceProbe(ev, (2, 0, 1)),
+    }
+    assert {k: evaluator_identity(p).evaluator_hash for k, p in got.items()} == {
+        "noul-q": "22e89b651ed1252f", "noul-not-q": "f7efe7d5e9ceab3d", "choice-012": "04f3f93010ab4b19",
+        "choice-120": "292a532c1da70d4d", "choice-201": "d79280a677ab0664",
+    }
