@@ -41,6 +41,7 @@ from judgelab.calibration._importers import (
     import_halueval_qa,
     import_llm_aggrefact,
     import_set,
+    import_snli,
     import_summedits,
     import_wice,
 )
@@ -141,6 +142,7 @@ __all__ = [
     "import_halueval_qa",
     "import_llm_aggrefact",
     "import_set",
+    "import_snli",
     "import_wice",
     "is_self_generator",
     "load_calibrator",

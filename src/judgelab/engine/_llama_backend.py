@@ -75,6 +75,9 @@ class LlamaCppConfig:
     the label tokens' rows of the output matrix (``_label_head``) instead of
     running the full-vocabulary output layer, once the model passed a check
     against the full layer (``LlamaCppBackend.label_head_error``).
+
+    ``lora_path`` applies a LoRA adapter in llama.cpp's GGUF adapter format
+    (``lora_scale`` times its ``alpha / rank``) to every decode.
     """
 
     model_path: str
@@ -90,6 +93,8 @@ class LlamaCppConfig:
     repack_weights: bool = False
     label_head: bool = True
     verbose: bool = False
+    lora_path: str | None = None
+    lora_scale: float = 1.0
 
 
 def gpu_settings(offloaded: bool, config: LlamaCppConfig) -> tuple[bool, str]:
@@ -230,6 +235,17 @@ class LlamaCppBackend:
                 f"llama.cpp could not create a context of {cparams.n_ctx} tokens for {path}: {exc}. "
                 "Try a smaller n_ctx."
             ) from exc
+        self._lora = None
+        if config.lora_path:
+            from judgelab.engine._llama_adapter import attach_lora
+
+            try:
+                self._lora = attach_lora(llama_cpp, self._model.model, self._ctx.ctx, config.lora_path,
+                                         config.lora_scale)
+            except JudgelabError:
+                self._ctx.close()
+                self._model.close()
+                raise
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, config.n_seq_max)
         self._cached: list[int] = []  # tokens of sequence 0 now in the KV cache
         self._pad_seq = config.n_seq_max - 1  # reserved for padding tiny batches
@@ -572,6 +588,9 @@ class LlamaCppBackend:
                 self._ll.llama_batch_free(self._batch)
                 self._batch = None
             self._ctx.close()
+            if self._lora is not None:
+                self._lora.free()
+                self._lora = None
             self._model.close()
 
 
