@@ -19,7 +19,7 @@ command continues from the last checkpoint. It writes ``OUT/judge.toml``
 (the tuned spec), ``OUT/peft/``, ``OUT/adapter.gguf``, ``OUT/report.md``,
 ``OUT/loss.png`` and ``OUT/PROVENANCE.json``.
 
-Budget: about 180k training tokens (1,640 rows of at most 384 tokens, one
+Budget: about 150k training tokens (1,390 rows of at most 384 tokens, one
 epoch), which took ~45 minutes on a 2-core machine shared with other jobs
 (one torch thread: on a contended CPU two threads run several times slower).
 """
@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data", help="the labelled sets folder")
     p.add_argument("--out", default="runs/tune/default", help="output folder (reruns resume)")
-    p.add_argument("--snli", type=int, default=1400, help="SNLI training rows")
-    p.add_argument("--summedits", type=int, default=180, help="SummEdits training rows")
-    p.add_argument("--faithbench", type=int, default=60, help="FaithBench training rows")
+    p.add_argument("--snli", type=int, default=1200, help="SNLI training rows")
+    p.add_argument("--summedits", type=int, default=150, help="SummEdits training rows")
+    p.add_argument("--faithbench", type=int, default=40, help="FaithBench training rows")
     p.add_argument("--halueval", type=int, default=0, help="HaluEval QA training rows (default 0: unseen)")
     p.add_argument("--max-tokens", type=int, default=384)
     p.add_argument("--lr", type=float, default=1.5e-4)
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--heldout-max", type=int, default=30, help="held-out rows per source scored in the report")
+    p.add_argument("--heldout-max", type=int, default=24, help="held-out rows per source scored in the report")
     p.add_argument("--name", default="gemma-3-270m-judge")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)

@@ -104,7 +104,7 @@ def write_outputs(trainer: Any, state: Any, *, heldout_rows: dict, all_heldout: 
     base = load_spec(config.model)
     name = config.name or f"{base.id}-tuned"
     peft_dir = out / "peft"
-    trainer.peft_model.save_pretrained(str(peft_dir))
+    trainer.peft_model.save_pretrained(str(peft_dir), save_embedding_layers=False)
     lm = trainer.model.backend.torch_model
     arch = str(gguf_metadata(resolve_weights(base)).get("general.architecture", "")) if base.format == "gguf" else ""
     gguf_path = export_gguf_adapter(peft_dir, out / "adapter.gguf", arch=arch or lm.config.model_type,
