@@ -38,7 +38,7 @@ def dump_toml(data: Mapping[str, Any], *, header: str = "") -> str:
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     tables, arrays = {}, {}
     for k, v in data.items():
-        if v is None:
+        if v is None or (isinstance(v, Mapping) and not v):
             continue
         if isinstance(v, Mapping):
             tables[k] = v
