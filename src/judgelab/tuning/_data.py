@@ -25,7 +25,7 @@ from judgelab.errors import DataError
 from judgelab.evaluators import build_evaluator, registered_evaluator
 from judgelab.tuning._config import TuneConfig
 
-__all__ = ["Example", "Source", "load_sources", "split_sources", "balance_examples", "render_examples", "fits"]
+__all__ = ["Example", "Source", "load_sources", "split_sources", "balance_examples", "render_examples", "fits", "heldout_split"]
 
 log = logging.getLogger(__name__)
 
@@ -189,3 +189,13 @@ def fits(model: Any, row: LabelledRow, config: TuneConfig) -> bool:
     evaluator = _evaluators(model, config)[row.task]
     prompts = evaluator.prompts_for(row.to_request())
     return len(prompts) == 1 and len(model.tokenize(prompts[0])) <= config.max_tokens
+
+
+def heldout_split(config: TuneConfig) -> dict[str, list[LabelledRow]]:
+    """The rows a run with ``config`` holds out, per source (no model needed; the same split ``tune`` makes).
+
+    For measuring a tuned judge on rows it never saw, e.g. with ``judgelab calibrate --set``.
+    """
+    sources = load_sources(config)
+    _, held, _ = split_sources(sources, config)
+    return held
