@@ -235,17 +235,7 @@ class LlamaCppBackend:
                 f"llama.cpp could not create a context of {cparams.n_ctx} tokens for {path}: {exc}. "
                 "Try a smaller n_ctx."
             ) from exc
-        self._lora = None
-        if config.lora_path:
-            from judgelab.engine._llama_adapter import attach_lora
-
-            try:
-                self._lora = attach_lora(llama_cpp, self._model.model, self._ctx.ctx, config.lora_path,
-                                         config.lora_scale)
-            except JudgelabError:
-                self._ctx.close()
-                self._model.close()
-                raise
+        self._lora = self._attach_lora() if config.lora_path else None
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, config.n_seq_max)
         self._cached: list[int] = []  # tokens of sequence 0 now in the KV cache
         self._pad_seq = config.n_seq_max - 1  # reserved for padding tiny batches
@@ -254,6 +244,18 @@ class LlamaCppBackend:
         self._metadata = self._model.metadata()
         self.tokens_evaluated = 0  # prompt tokens actually decoded (for stats and tests)
         self._template_split = TemplateSplitter(self._split_controls)  # template pieces cut at their control tokens
+
+    def _attach_lora(self):
+        """The spec's LoRA adapter applied to the context (closing both when llama.cpp refuses it)."""
+        from judgelab.engine._llama_adapter import attach_lora
+
+        try:
+            return attach_lora(self._ll, self._model.model, self._ctx.ctx, self.config.lora_path,
+                               self.config.lora_scale)
+        except JudgelabError:
+            self._ctx.close()
+            self._model.close()
+            raise
 
     # -- model facts -------------------------------------------------------
 

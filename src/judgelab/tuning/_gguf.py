@@ -36,7 +36,7 @@ def _tensor_map(arch: str, n_layers: int):
 
 
 def export_gguf_adapter(peft_dir: str | Path, out_path: str | Path, *, arch: str, n_layers: int,
-                        name: str = "") -> Path:
+                        name: str = "", half: bool = False) -> Path:
     """Write the PEFT adapter in ``peft_dir`` as a llama.cpp GGUF LoRA adapter at ``out_path``.
 
     Parameters
@@ -52,6 +52,8 @@ def export_gguf_adapter(peft_dir: str | Path, out_path: str | Path, *, arch: str
         The base model's layer count (to map layer names).
     name
         ``general.name`` of the adapter.
+    half
+        Write the LoRA tensors as float16 (llama.cpp's ``--outtype f16``) instead of float32.
     """
     import gguf
     from safetensors.numpy import load_file
@@ -69,7 +71,7 @@ def export_gguf_adapter(peft_dir: str | Path, out_path: str | Path, *, arch: str
         target = names.get_name(m.group("base") + ".weight", try_suffixes=(".weight",))
         if target is None:
             raise JudgelabError(f"{peft_dir}: no llama.cpp tensor for {m.group('base')!r} in architecture {arch!r}.")
-        pairs.setdefault(target, {})[m.group("ab")] = value.astype(np.float32)
+        pairs.setdefault(target, {})[m.group("ab")] = value.astype(np.float16 if half else np.float32)
     writer = gguf.GGUFWriter(str(out_path), arch)
     writer.add_type(gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
