@@ -234,3 +234,21 @@ def test_error_missing_peft(toy_set, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, *_tune_args(toy_set, tmp_path / "o")],
                           capture_output=True, text=True, env=env, timeout=300)
     _assert_user_error(proc, "peft", "pip install 'judgelab[tune]'")
+
+
+# -- the shipped default judge ---------------------------------------------------
+
+MODELS = TESTS.parent / "models"
+
+
+def test_shipped_adapter_matches_its_provenance():
+    spec = load_spec(MODELS / "gemma-3-270m-judge.toml")
+    folder = MODELS / "gemma-3-270m-judge"
+    prov = json.loads((folder / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    shipped = prov["shipped"]["files"]
+    assert sha256_file(folder / "adapter.gguf") == shipped["adapter.gguf"] == spec.adapter.gguf_sha256
+    weights = folder / "peft" / "adapter_model.safetensors"
+    assert sha256_file(weights) == shipped["peft/adapter_model.safetensors"] == spec.adapter.peft_sha256
+    assert spec.adapter.base == "gemma-3-270m" and spec.adapter_path("gguf") == folder / "adapter.gguf"
+    assert prov["data"] and all(len(d["sha256"]) == 64 for d in prov["data"])
+    assert prov["tokens"] > 0 and prov["machine"] and "seed" in prov["config"]
