@@ -116,7 +116,7 @@ def write_outputs(trainer: Any, state: Any, *, heldout_rows: dict, all_heldout: 
         write_rows(rows, out / "heldout" / f"{source.replace(':', '-').replace('#', '-')}.jsonl")
     provenance = {
         "command": " ".join(sys.argv),
-        "spec": spec_path.name,
+        "spec": name,
         "base": base.id,
         "config": {k: v for k, v in config.__dict__.items()},
         "training_hash": config.training_hash(),
