@@ -158,7 +158,7 @@ def test_duplicate_spec_ids_name_both_files(tmp_path):
     env = {"JUDGELAB_MODELS_PATH": str(tmp_path)}
     err = assert_user_error(judgelab("models", env=env), "gemma-3-270m", str(impostor), "gemma-3-270m.toml")
     assert "another id" in err
-    assert_user_error(judgelab("check", env=env), str(impostor), "gemma-3-270m.toml")
+    assert_user_error(judgelab("check", "--model", "gemma-3-270m", env=env), str(impostor), "gemma-3-270m.toml")
 
 
 def test_single_class_set_is_stated_in_the_report(tmp_path):

@@ -42,7 +42,10 @@ __all__ = [
     "DEFAULT_MODEL_ID",
 ]
 
-DEFAULT_MODEL_ID = "gemma-3-270m"
+#: The model commands use when none is named: Gemma 3 270M with the LoRA adapter judgelab tune
+#: trained for fact-checking (models/gemma-3-270m-judge/, docs/tuning.md). The base stays
+#: available as "gemma-3-270m".
+DEFAULT_MODEL_ID = "gemma-3-270m-judge"
 
 log = logging.getLogger(__name__)
 
