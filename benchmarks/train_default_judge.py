@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--heldout-max", type=int, default=24, help="held-out rows per source scored in the report")
     p.add_argument("--name", default="gemma-3-270m-judge")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--ship", type=Path, metavar="MODELS_DIR",
+                   help="when finished, copy the adapter and spec into MODELS_DIR (e.g. models)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     sys.path.insert(0, str(REPO / "src"))
@@ -81,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     result = tune(config)
     print(f"finished={result.finished} steps={result.steps} tokens={result.tokens} "
           f"train_seconds={result.seconds:.0f} spec={result.spec_path}")
+    if args.ship and result.finished:
+        from judgelab.tuning import ship_adapter
+
+        print(f"shipped: {ship_adapter(result.out, args.ship)}")
     return 0
 
 

@@ -12,6 +12,7 @@ an ``[adapter]`` table that both backends load. Nothing here is imported by
 from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PEFT_HINT, TuneConfig
 from judgelab.tuning._data import heldout_split
 from judgelab.tuning._gguf import export_gguf_adapter
+from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, sha256_file
 from judgelab.tuning._train import TuneResult, tune
 
@@ -25,5 +26,6 @@ __all__ = [
     "export_gguf_adapter",
     "heldout_split",
     "sha256_file",
+    "ship_adapter",
     "tune",
 ]
