@@ -137,7 +137,7 @@ def test_duplicate_spec_ids_name_both_files(run_cli, user_error, tmp_path):
     env = {"JUDGELAB_MODELS_PATH": str(tmp_path)}
     err = user_error(run_cli("models", env=env), "gemma-3-270m", str(impostor), "gemma-3-270m.toml")
     assert "another id" in err
-    user_error(run_cli("check", env=env), str(impostor), "gemma-3-270m.toml")
+    user_error(run_cli("check", "--model", "gemma-3-270m", env=env), str(impostor), "gemma-3-270m.toml")
 
 
 def test_single_class_set_is_stated_in_the_report(tmp_path, scripted_evaluator):

@@ -88,7 +88,7 @@ def test_malformed_spec_names_file_and_field(tmp_path):
 def test_cli_models_lists_specs(capsys):
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    assert "gemma-3-270m *" in out and "present" in out
+    assert "gemma-3-270m-judge *" in out and "present" in out  # the default
     assert "bespoke-minicheck-7b" in out and "missing" in out
 
 

@@ -29,6 +29,7 @@ from judgelab.errors import SpecError
 from judgelab.textfiles import read_text
 
 __all__ = [
+    "AdapterSpec",
     "ModelSpec",
     "PromptFormat",
     "TaskFormat",
@@ -41,7 +42,10 @@ __all__ = [
     "DEFAULT_MODEL_ID",
 ]
 
-DEFAULT_MODEL_ID = "gemma-3-270m"
+#: The model commands use when none is named: Gemma 3 270M with the LoRA adapter judgelab tune
+#: trained for fact-checking (models/gemma-3-270m-judge/, docs/tuning.md). The base stays
+#: available as "gemma-3-270m".
+DEFAULT_MODEL_ID = "gemma-3-270m-judge"
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +124,30 @@ class TaskFormat(_Strict):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
+class AdapterSpec(_Strict):
+    """A LoRA adapter on the spec's base weights (the ``[adapter]`` table).
+
+    Paths are relative to the spec file. ``gguf`` is what the llama_cpp
+    backend loads (llama.cpp's LoRA adapter format), ``peft`` the PEFT
+    adapter folder the transformers backend loads; a spec may give either
+    or both, and a backend whose file is missing refuses the spec. When a
+    ``*_sha256`` is given, the file is checked against it on load.
+    """
+
+    base: str | None = None
+    gguf: str | None = None
+    gguf_sha256: str | None = None
+    peft: str | None = None
+    peft_sha256: str | None = None
+    scale: float = 1.0
+
+    @model_validator(mode="after")
+    def _some_file(self) -> "AdapterSpec":
+        if not (self.gguf or self.peft):
+            raise ValueError("an [adapter] table needs `gguf` (llama_cpp) and/or `peft` (transformers)")
+        return self
+
+
 class ModelSpec(_Strict):
     """A judge model spec (one ``models/*.toml`` file)."""
 
@@ -135,12 +163,25 @@ class ModelSpec(_Strict):
     prompt: PromptFormat = Field(default_factory=PromptFormat)
     label_variants: dict[str, list[str]] = Field(default_factory=dict)
     tasks: dict[str, TaskFormat] = Field(default_factory=dict)
+    adapter: AdapterSpec | None = None
     source_path: str | None = Field(None, exclude=True)
+
+    def adapter_path(self, kind: Literal["gguf", "peft"]) -> Path | None:
+        """The adapter file (``gguf``) or folder (``peft``), resolved against the spec's folder."""
+        name = getattr(self.adapter, kind, None) if self.adapter else None
+        if not name:
+            return None
+        path = Path(name).expanduser()
+        if not path.is_absolute() and self.source_path:
+            path = Path(self.source_path).resolve().parent / path
+        return path
 
     @cached_property
     def spec_hash(self) -> str:
         """sha256 of the spec's content, for run records."""
-        payload = self.model_dump_json(exclude={"source_path"})
+        # a spec without an adapter hashes as before the [adapter] table existed
+        skip = {"source_path"} | (set() if self.adapter else {"adapter"})
+        payload = self.model_dump_json(exclude=skip)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def effective_chunk_tokens(self, n_ctx: int | None = None) -> int:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import httpx
 
-SERVE = [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main())", "serve"]
+SERVE = [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main())", "serve", "--model", "gemma-3-270m"]
 
 
 def free_port() -> int:

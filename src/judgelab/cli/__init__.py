@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "judgelab.cli.check",
     "judgelab.cli.models",
     "judgelab.cli.calibrate",
+    "judgelab.cli.tune",
     "judgelab.cli.stress",
     "judgelab.cli.sets",
     "judgelab.cli.compare",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from judgelab.specs import DEFAULT_MODEL_ID
+
 from judgelab.cli._executor_options import add_executor_arguments, executor_from_args, print_executor_report
 from judgelab.cli._options import open_unit, positive_int, threshold_strategy
 from judgelab.errors import ParameterError
@@ -17,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "metrics.json, report.md and report.html to --out. With no arguments, runs the embedded "
         "model on the starter set.",
     )
-    p.add_argument("--model", default="gemma-3-270m", help="model id, spec .toml or .gguf path (default gemma-3-270m)")
+    p.add_argument("--model", default=DEFAULT_MODEL_ID, help=f"model id, spec .toml or .gguf path (default {DEFAULT_MODEL_ID})")
     p.add_argument("--set", dest="set", metavar="FILE|KIND:PATH",
                    help="labelled JSONL file, or KIND:PATH to import (wice, halueval-qa, halueval-general, "
                    "faithbench, llm-aggrefact); default: the starter set")

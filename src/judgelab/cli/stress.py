@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from judgelab.specs import DEFAULT_MODEL_ID
+
 
 def add_stress_options(p: argparse.ArgumentParser) -> None:
     """The stress options shared by ``judgelab stress`` and ``judgelab calibrate --stress``."""
@@ -26,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the same rows with the same evaluator and threshold, and add a Robustness section to the report. "
         "Resumable; a finished run is re-analysed without the model.",
     )
-    p.add_argument("--model", default="gemma-3-270m", help="model id, spec .toml or .gguf path (default gemma-3-270m)")
+    p.add_argument("--model", default=DEFAULT_MODEL_ID, help=f"model id, spec .toml or .gguf path (default {DEFAULT_MODEL_ID})")
     p.add_argument("--set", dest="set", metavar="FILE|KIND:PATH",
                    help="labelled JSONL file or KIND:PATH to import (e.g. summedits:DIR, wice:FILE); default: the starter set")
     p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")

@@ -7,8 +7,9 @@ this package imports neither llama_cpp nor torch.
 
 from judgelab.engine._backend import Backend, BackendFacts
 from judgelab.engine._info import ModelInfo
+from judgelab.engine._label_head import gguf_metadata
 from judgelab.engine._labels import ResolvedLabels, default_variants
-from judgelab.engine._loading import BACKENDS, load_model
+from judgelab.engine._loading import BACKENDS, adapter_file, load_model
 from judgelab.engine._model import JudgeModel, Judgment
 from judgelab.engine._prompt import Prompt
 
@@ -21,6 +22,8 @@ __all__ = [
     "ModelInfo",
     "Prompt",
     "ResolvedLabels",
+    "adapter_file",
     "default_variants",
+    "gguf_metadata",
     "load_model",
 ]

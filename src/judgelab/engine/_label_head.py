@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["LabelHead", "load_label_head"]
+__all__ = ["LabelHead", "load_label_head", "gguf_metadata"]
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +129,11 @@ def load_label_head(model_path: str | Path) -> LabelHead | None:
     arch = header.values.get("general.architecture")
     softcap = header.values.get(f"{arch}.final_logit_softcapping") if arch else None
     return LabelHead(tensor, rounding, float(softcap) if softcap else None)
+
+
+def gguf_metadata(path: str | Path) -> dict[str, object]:
+    """The scalar and string metadata of a GGUF file (arrays such as the vocabulary are left out)."""
+    return {k: v for k, v in _read_header(Path(path)).values.items() if v is not None}
 
 
 # -- a minimal GGUF reader -------------------------------------------------------

@@ -76,6 +76,9 @@ class LlamaCppConfig:
     the label tokens' rows of the output matrix (``_label_head``) instead of
     running the full-vocabulary output layer, once the model passed a check
     against the full layer (``LlamaCppBackend.label_head_error``).
+
+    ``lora_path`` applies a LoRA adapter in llama.cpp's GGUF adapter format
+    (``lora_scale`` times its ``alpha / rank``) to every decode.
     """
 
     model_path: str
@@ -91,6 +94,8 @@ class LlamaCppConfig:
     repack_weights: bool = False
     label_head: bool = True
     verbose: bool = False
+    lora_path: str | None = None
+    lora_scale: float = 1.0
 
 
 def gpu_settings(offloaded: bool, config: LlamaCppConfig) -> tuple[bool, str]:
@@ -227,6 +232,7 @@ class LlamaCppBackend:
                 f"llama.cpp could not create a context of {cparams.n_ctx} tokens for {path}: {exc}. "
                 "Try a smaller n_ctx."
             ) from exc
+        self._lora = self._attach_lora() if config.lora_path else None
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, config.n_seq_max)
         self._cached: list[int] = []  # tokens of sequence 0 now in the KV cache
         self._pad_seq = config.n_seq_max - 1  # reserved for padding tiny batches
@@ -250,6 +256,18 @@ class LlamaCppBackend:
                 self._head = head
                 cparams.cb_eval = self._capture.callback
                 cparams.cb_eval_user_data = None
+
+    def _attach_lora(self):
+        """The spec's LoRA adapter applied to the context (closing both when llama.cpp refuses it)."""
+        from judgelab.engine._llama_adapter import attach_lora
+
+        try:
+            return attach_lora(self._ll, self._model.model, self._ctx.ctx, self.config.lora_path,
+                               self.config.lora_scale)
+        except JudgelabError:
+            self._ctx.close()
+            self._model.close()
+            raise
 
     # -- model facts -------------------------------------------------------
 
@@ -584,6 +602,9 @@ class LlamaCppBackend:
                 self._ll.llama_batch_free(self._batch)
                 self._batch = None
             self._ctx.close()
+            if self._lora is not None:
+                self._lora.free()
+                self._lora = None
             self._model.close()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import logging
 from pathlib import Path
@@ -13,7 +14,7 @@ from judgelab.errors import BackendUnavailableError, SpecError
 from judgelab.specs import ModelSpec, PromptFormat, WeightSource, load_spec
 from judgelab.weights import resolve_weights
 
-__all__ = ["load_model", "BACKENDS"]
+__all__ = ["load_model", "BACKENDS", "adapter_file"]
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +50,50 @@ def _backend_options(
     return {"n_ctx": spec.context_length, **options}
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def adapter_file(spec: ModelSpec, kind: str, backend: str) -> Path | None:
+    """The spec's adapter for a backend (``gguf`` or ``peft``), checked; None without an ``[adapter]``.
+
+    Raises
+    ------
+    SpecError
+        When the spec has an adapter but none for this backend, the file is
+        missing, or its sha256 is not the one the spec records.
+    """
+    if spec.adapter is None:
+        return None
+    path = spec.adapter_path(kind)  # type: ignore[arg-type]
+    where = spec.source_path or spec.id
+    if path is None:
+        raise SpecError(f"Model {spec.id!r} ({where}) has an [adapter] without `{kind}`, which the "
+                        f"{backend} backend needs; use the other backend or add the {kind} adapter.",
+                        path=spec.source_path)
+    weights_file = path / "adapter_model.safetensors" if kind == "peft" else path
+    if not weights_file.is_file():
+        raise SpecError(f"Adapter file {weights_file} of model {spec.id!r} ({where}) not found.",
+                        path=spec.source_path)
+    expected = getattr(spec.adapter, f"{kind}_sha256")
+    if expected and _sha256(weights_file) != expected:
+        raise SpecError(f"Adapter file {weights_file} of model {spec.id!r} does not match the sha256 "
+                        f"its spec records ({expected[:12]}...); restore the file or update the spec.",
+                        path=spec.source_path)
+    return path
+
+
 def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]):
     from judgelab.engine._llama_backend import LlamaCppBackend, LlamaCppConfig
 
     options = _backend_options(LlamaCppConfig, "model_path", "llama_cpp", spec, options)
+    lora = adapter_file(spec, "gguf", "llama_cpp")
+    if lora is not None:
+        options = {"lora_path": str(lora), "lora_scale": spec.adapter.scale, **options}
     return LlamaCppBackend(LlamaCppConfig(model_path=str(weights), **options))
 
 
@@ -65,6 +106,9 @@ def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str,
 
     _import_torch()  # BackendUnavailableError naming the extra, before anything else
     options = _backend_options(TransformersConfig, "model", "transformers", spec, options)
+    peft = adapter_file(spec, "peft", "transformers")
+    if peft is not None:
+        options = {"adapter_path": str(peft), "adapter_scale": spec.adapter.scale, **options}
     return TransformersBackend(TransformersConfig(model=str(weights), **options))
 
 

@@ -101,6 +101,11 @@ class TransformersConfig:
         packed-sequence detection; with flash attention it runs
         variable-length kernels, with sdpa/eager a dense block-diagonal
         mask). Off by default: not measured on a GPU.
+    adapter_path
+        A PEFT LoRA adapter folder (``adapter_config.json`` and its weights)
+        applied to the model and merged into its weights on load.
+    adapter_scale
+        The adapter's weight (1.0: as trained).
     """
 
     model: str
@@ -115,6 +120,8 @@ class TransformersConfig:
     share_prefixes: bool = True
     min_shared_tokens: int = 32
     pack: bool = False
+    adapter_path: str | None = None
+    adapter_scale: float = 1.0
 
     def __post_init__(self) -> None:
         if self.device not in _DEVICES:
@@ -169,6 +176,33 @@ def _version_tuple(version: str) -> tuple[int, ...]:
         digits = "".join(c for c in piece if c.isdigit())
         parts.append(int(digits) if digits else 0)
     return tuple(parts)
+
+
+PEFT_HINT = "pip install 'judgelab[tune]'"
+
+
+def _merged_adapter(model, path: str, scale: float):
+    """``model`` with the PEFT LoRA adapter in ``path`` merged into its weights."""
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"Loading a LoRA adapter on the transformers backend needs peft ({exc}). "
+            f"Install it with: {PEFT_HINT}",
+            backend="transformers",
+            extra="tune",
+        ) from exc
+    if not (Path(path) / "adapter_config.json").is_file():
+        raise JudgelabError(f"{path} is not a PEFT adapter folder (no adapter_config.json). "
+                            "Check the spec's [adapter] peft path.")
+    wrapped = PeftModel.from_pretrained(model, path)
+    if scale != 1.0:
+        for module in wrapped.modules():
+            if hasattr(module, "set_scale") and hasattr(module, "scaling"):
+                for name in list(module.scaling):
+                    module.set_scale(name, scale)
+    log.info("PEFT adapter %s merged (scale %g)", path, scale)
+    return wrapped.merge_and_unload()
 
 
 def _resolve_source(config: TransformersConfig) -> str:
@@ -248,6 +282,8 @@ class TransformersBackend:
                 f"transformers could not load {source!r}: {exc}. Pass a model folder, a .gguf "
                 "file, or a repo id that is in the local Hugging Face cache (or reachable online)."
             ) from exc
+        if config.adapter_path:
+            self._model = _merged_adapter(self._model, config.adapter_path, config.adapter_scale)
         if "device_map" not in kwargs:
             self._model.to(device)
         self._model.eval()
@@ -282,6 +318,14 @@ class TransformersBackend:
         self._cache = None
         self.tokens_evaluated = 0  # real (unpadded) prompt tokens run through the model
         self.forward_passes = 0
+
+    @property
+    def torch_model(self):
+        """The loaded ``torch.nn.Module`` (a transformers causal LM), for tuning and inspection.
+
+        Modules injected into it (a PEFT LoRA) are used by every later judgment.
+        """
+        return self._model
 
     # -- model facts -------------------------------------------------------
 

@@ -27,6 +27,7 @@ __all__ = [
     "import_faithbench",
     "import_llm_aggrefact",
     "import_summedits",
+    "import_snli",
 ]
 
 logger = logging.getLogger(__name__)
@@ -332,6 +333,35 @@ def import_summedits(path: str | Path, *, domains: str | list[str] | None = None
     return rows
 
 
+def import_snli(path: str | Path) -> list[LabelledRow]:
+    """SNLI sentence pairs (e-SNLI's JSONL): ``entailment`` = 1, ``neutral``/``contradiction`` = 0.
+
+    ``path`` is one JSONL file (``premise``, ``hypothesis``, ``label``) or a
+    folder of them. The premise is the document and the hypothesis the
+    response; the hypotheses of one premise share ``meta["pair"]`` (one fold).
+    """
+    path = Path(path)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    if not files:
+        raise DataError(f"No *.jsonl files in {str(path)!r}.", path=str(path))
+    rows = []
+    for f in files:
+        for line, obj in _json_lines(f):
+            label = str(_field(obj, "label", f, line)).strip()
+            if label not in ("entailment", "neutral", "contradiction"):
+                raise DataError(f"{f}:{line} has label {label!r}; SNLI labels are entailment, neutral, "
+                                "contradiction.", path=str(f), line=line, field="label")
+            premise = str(_field(obj, "premise", f, line)).strip()
+            rows.append(LabelledRow(
+                id=f"snli-{f.stem}-{line}", task="fact-check", documents=[premise],
+                response=str(_field(obj, "hypothesis", f, line)).strip(),
+                label=1 if label == "entailment" else 0, group="snli",
+                meta={"pair": "snli-" + hashlib.sha256(premise.encode("utf-8")).hexdigest()[:16],
+                      "snli_label": label},
+            ))
+    return rows
+
+
 IMPORTERS: dict[str, Callable[..., list[LabelledRow]]] = {
     "wice": import_wice,
     "halueval-qa": import_halueval_qa,
@@ -339,6 +369,7 @@ IMPORTERS: dict[str, Callable[..., list[LabelledRow]]] = {
     "faithbench": import_faithbench,
     "llm-aggrefact": import_llm_aggrefact,
     "summedits": import_summedits,
+    "snli": import_snli,
 }
 
 

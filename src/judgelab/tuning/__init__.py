@@ -1,0 +1,31 @@
+"""Tuning: labelled sets -> a LoRA adapter that teaches a model's label reading.
+
+``tune(TuneConfig(...))`` reads rows through calibration's set loading,
+renders them with the evaluators' own templates, trains LoRA weights (PEFT,
+``pip install 'judgelab[tune]'``) on the transformers backend with the
+served loss (cross-entropy over the label tokens at the answer position),
+and writes the PEFT adapter, a llama.cpp GGUF adapter and a model spec with
+an ``[adapter]`` table that both backends load. Nothing here is imported by
+``import judgelab``; torch and peft load when a run starts.
+"""
+
+from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PEFT_HINT, TuneConfig
+from judgelab.tuning._data import heldout_split
+from judgelab.tuning._gguf import export_gguf_adapter
+from judgelab.tuning._ship import ship_adapter
+from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, sha256_file
+from judgelab.tuning._train import TuneResult, tune
+
+__all__ = [
+    "DEFAULT_TARGET_MODULES",
+    "PEFT_HINT",
+    "PROVENANCE_FILE",
+    "SPEC_FILE",
+    "TuneConfig",
+    "TuneResult",
+    "export_gguf_adapter",
+    "heldout_split",
+    "sha256_file",
+    "ship_adapter",
+    "tune",
+]

@@ -1,0 +1,151 @@
+"""``TuneConfig``: everything a tuning run depends on, as one frozen value."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from judgelab.errors import check_parameter
+
+__all__ = ["TuneConfig", "DEFAULT_TARGET_MODULES", "PEFT_HINT"]
+
+PEFT_HINT = "pip install 'judgelab[tune]'"
+
+#: Attention and MLP projections of llama-like decoders (Gemma, Llama, Qwen, SmolLM).
+DEFAULT_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+# Fields that do not change what is trained (so a resumed run may change them).
+_RUNTIME_FIELDS = {"out", "threads", "progress", "stop_after", "checkpoint_every", "name"}
+
+
+@dataclass(frozen=True)
+class TuneConfig:
+    """Settings of ``judgelab.tuning.tune``.
+
+    Parameters
+    ----------
+    sets
+        Labelled sets, as ``calibrate --set`` takes them: JSONL files or
+        ``KIND:PATH`` importers (``snli:``, ``summedits:``, ``wice:``...).
+        Each is one *source*: rows are balanced per source and per label.
+    out
+        The output folder (adapter, spec, report, checkpoints).
+    model
+        The base model: a spec id or ``.toml`` with a transformers path.
+    weights
+        One weight per set (default 1 each): a source's share of the
+        training rows is proportional to it; 0 keeps a source for held-out
+        evaluation only.
+    evaluator
+        The evaluator whose prompts are trained (``fact-checking``,
+        ``bespoke-minicheck``, ``relevancy``...); ``None``: each row's task
+        default. Rows of other tasks use their task's default.
+    rows
+        Training rows in all (after balancing); ``None``: every balanced row.
+    heldout
+        Share of each source's groups (a document's rows and ``meta.pair``
+        edits stay together) kept out of training, for the report.
+    heldout_max
+        At most this many held-out rows per source are scored in the report.
+    max_tokens
+        Longest training prompt; longer rows are skipped or chunked
+        (``long_rows``) and counted.
+    long_rows
+        ``"skip"`` or ``"chunk"`` (the evaluator's chunks; the row's
+        probability is the largest chunk's, as at inference).
+    rank, alpha, dropout, target_modules, layers
+        LoRA settings; ``layers`` is ``"top-half"`` (default: the backward
+        pass stops at the first adapted layer), ``"all"`` or ``"A-B"``.
+    epochs, max_steps, lr, batch, warmup
+        Optimisation: AdamW, linear warm-up over ``warmup`` of the steps
+        then linear decay; ``batch`` rows per step.
+    seed
+        Seeds the split, the sampling, the order and torch.
+    device, dtype, threads
+        ``cpu``/``cuda``/``auto``; ``auto`` dtype is float32 on CPU and
+        bfloat16 on cuda; torch CPU threads.
+    checkpoint_every
+        Steps between checkpoints (adapter, optimizer, RNG, data position).
+    stop_after
+        Stop (with a checkpoint) after this many steps of this invocation;
+        the same command resumes.
+    progress
+        Show a tqdm bar with loss, tokens/s and ETA.
+    name
+        The tuned spec's id (default ``<base id>-tuned``).
+    """
+
+    sets: tuple[str, ...]
+    out: str
+    model: str = "gemma-3-270m"
+    weights: tuple[float, ...] | None = None
+    evaluator: str | None = None
+    rows: int | None = None
+    heldout: float = 0.1
+    heldout_max: int = 100
+    max_tokens: int = 512
+    long_rows: str = "skip"
+    rank: int = 16
+    alpha: float = 32.0
+    dropout: float = 0.0
+    target_modules: tuple[str, ...] = DEFAULT_TARGET_MODULES
+    layers: str = "top-half"
+    epochs: int = 1
+    max_steps: int | None = None
+    lr: float = 2e-4
+    batch: int = 8
+    warmup: float = 0.05
+    seed: int = 0
+    device: str = "cpu"
+    dtype: str = "auto"
+    threads: int | None = None
+    checkpoint_every: int = 50
+    stop_after: int | None = None
+    progress: bool = True
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        where = "TuneConfig"
+        check_parameter(len(self.sets) >= 1, "sets", where, "at least one labelled set", self.sets)
+        check_parameter(self.weights is None or (len(self.weights) == len(self.sets) and all(
+            w >= 0 for w in self.weights) and sum(self.weights) > 0), "weights", where,
+            f"{len(self.sets)} non-negative numbers (one per set), not all 0", self.weights)
+        check_parameter(0.0 <= self.heldout < 1.0, "heldout", where, "a share in [0, 1)", self.heldout)
+        check_parameter(self.max_tokens >= 16, "max_tokens", where, "an int >= 16", self.max_tokens)
+        check_parameter(self.long_rows in ("skip", "chunk"), "long_rows", where, "'skip' or 'chunk'", self.long_rows)
+        check_parameter(self.rank >= 1, "rank", where, "an int >= 1", self.rank)
+        check_parameter(self.epochs >= 1, "epochs", where, "an int >= 1", self.epochs)
+        check_parameter(self.batch >= 1, "batch", where, "an int >= 1", self.batch)
+        check_parameter(self.lr > 0, "lr", where, "a number > 0", self.lr)
+        check_parameter(0.0 <= self.warmup < 1.0, "warmup", where, "a share in [0, 1)", self.warmup)
+        check_parameter(self.device in ("cpu", "cuda", "auto"), "device", where, "'cpu', 'cuda' or 'auto'", self.device)
+        check_parameter(self.checkpoint_every >= 1, "checkpoint_every", where, "an int >= 1", self.checkpoint_every)
+        check_parameter(bool(self.target_modules), "target_modules", where, "at least one module name",
+                        self.target_modules)
+        check_parameter(self.layers in ("top-half", "all") or _is_range(self.layers), "layers", where,
+                        "'top-half', 'all' or 'A-B'", self.layers)
+
+    def source_weights(self) -> tuple[float, ...]:
+        return self.weights if self.weights is not None else tuple(1.0 for _ in self.sets)
+
+    def training_hash(self) -> str:
+        """A hash of the fields that decide the adapter (a resumed run must match it)."""
+        data = {k: v for k, v in asdict(self).items() if k not in _RUNTIME_FIELDS}
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()[:16]
+
+    def layer_indices(self, n_layers: int) -> list[int]:
+        """The decoder layers that get LoRA weights."""
+        if self.layers == "all":
+            return list(range(n_layers))
+        if self.layers == "top-half":
+            return list(range(n_layers // 2, n_layers))
+        lo, hi = (int(x) for x in self.layers.split("-"))
+        check_parameter(0 <= lo <= hi < n_layers, "layers", "TuneConfig",
+                        f"a range within 0-{n_layers - 1} (the model has {n_layers} layers)", self.layers)
+        return list(range(lo, hi + 1))
+
+
+def _is_range(text: str) -> bool:
+    lo, sep, hi = text.partition("-")
+    return bool(sep) and lo.isdigit() and hi.isdigit()

@@ -1,0 +1,155 @@
+"""LoRA on a transformers causal LM, and the loss: cross-entropy over the label tokens.
+
+The loss is the served judgment: the logits of the label tokens at the last
+prompt position, each label pooling its token variants (log-sum-exp, as
+``JudgeModel`` sums their probabilities), softmaxed over the labels. A row
+chunked into several prompts is scored, as at inference, by its most
+supportive chunk: P(yes) = max over chunks.
+
+Only the adapted layers' LoRA weights require gradients, so autograd records
+nothing below the first adapted layer: with the default top-half layers the
+backward pass stops halfway down, and the bottom half runs as if under
+``torch.no_grad``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from judgelab.errors import BackendUnavailableError, ParameterError
+from judgelab.tuning._config import PEFT_HINT, TuneConfig
+
+__all__ = ["import_peft", "attach_lora", "LabelReader"]
+
+log = logging.getLogger(__name__)
+
+
+def import_peft():
+    """The ``peft`` module, or an error with the install hint."""
+    try:
+        import peft
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            f"judgelab tune needs peft, which is not installed ({exc}). Install it with: {PEFT_HINT}",
+            backend="transformers",
+            extra="tune",
+        ) from exc
+    return peft
+
+
+def _layer_count(lm: Any) -> int:
+    layers = getattr(lm.get_decoder(), "layers", None)
+    if layers is None:
+        raise ParameterError(f"{type(lm).__name__} has no decoder 'layers'; judgelab tune adapts llama-like "
+                             "decoders (Gemma, Llama, Qwen, SmolLM).", name="model")
+    return len(layers)
+
+
+def _module_names(lm: Any) -> set[str]:
+    names = set()
+    for name, module in lm.get_decoder().layers[0].named_modules():
+        if name and type(module).__name__ == "Linear":
+            names.add(name.rsplit(".", 1)[-1])
+    return names
+
+
+def attach_lora(lm: Any, config: TuneConfig, base_id: str) -> Any:
+    """Inject LoRA weights into ``lm`` (in place) and return the PEFT wrapper.
+
+    Raises
+    ------
+    ParameterError
+        When a target module is not a linear layer of the model's decoder layers.
+    """
+    peft = import_peft()
+    known = _module_names(lm)
+    unknown = [m for m in config.target_modules if m not in known]
+    if unknown:
+        raise ParameterError(
+            f"Unknown target module(s) {', '.join(unknown)} for {base_id}: its decoder layers' linear "
+            f"modules are {', '.join(sorted(known))}. Pass --target-modules with some of those.",
+            name="target_modules",
+        )
+    layers = config.layer_indices(_layer_count(lm))
+    lora = peft.LoraConfig(
+        r=config.rank,
+        lora_alpha=config.alpha,
+        lora_dropout=config.dropout,
+        target_modules=list(config.target_modules),
+        layers_to_transform=layers,
+        layers_pattern="layers",
+        bias="none",
+        base_model_name_or_path=base_id,
+    )
+    for p in lm.parameters():
+        p.requires_grad_(False)
+    with warnings.catch_warnings():  # peft renames the base to the model's folder: the spec id is kept
+        warnings.simplefilter("ignore", UserWarning)
+        wrapped = peft.get_peft_model(lm, lora)
+    wrapped.peft_config["default"].base_model_name_or_path = base_id
+    trainable = sum(p.numel() for p in wrapped.parameters() if p.requires_grad)
+    log.info("LoRA rank %d on layers %d-%d (%s): %d trainable parameters", config.rank, layers[0],
+             layers[-1], ",".join(config.target_modules), trainable)
+    return wrapped
+
+
+class LabelReader:
+    """Log-probabilities of the labels at the last position of each prompt, with gradients."""
+
+    def __init__(self, lm: Any, token_ids: Sequence[int], owner: Sequence[int], n_labels: int) -> None:
+        import torch
+
+        self.torch = torch
+        self.lm = lm
+        self.decoder = lm.get_decoder()
+        self.device = lm.get_input_embeddings().weight.device
+        self.ids = torch.tensor(list(token_ids), dtype=torch.long, device=self.device)
+        self.owner = torch.tensor(list(owner), dtype=torch.long)
+        self.groups = [(self.owner == j).nonzero().flatten().to(self.device) for j in range(n_labels)]
+        self.softcap = getattr(lm.config, "final_logit_softcapping", None)
+
+    def log_probs(self, prompts: Sequence[Sequence[int]]):
+        """A (len(prompts), n_labels) tensor of log P(label | prompt), prompts left-padded into one batch."""
+        torch = self.torch
+        width = max(len(p) for p in prompts)
+        input_ids = torch.zeros((len(prompts), width), dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, p in enumerate(prompts):
+            input_ids[row, width - len(p):] = torch.tensor(list(p), dtype=torch.long)
+            mask[row, width - len(p):] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        hidden = self.decoder(
+            input_ids=input_ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device),
+            use_cache=False,
+        ).last_hidden_state[:, -1]
+        weight = self.lm.get_output_embeddings().weight[self.ids]
+        logits = hidden.float() @ weight.float().T
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        pooled = torch.stack([torch.logsumexp(logits[:, g], dim=-1) for g in self.groups], dim=-1)
+        return torch.log_softmax(pooled, dim=-1)
+
+    def example_losses(self, examples: Sequence[Any]):
+        """Cross-entropy of each example (label 1 = the first label, 0 = the second)."""
+        torch = self.torch
+        prompts = [p for ex in examples for p in ex.prompts]
+        logp = self.log_probs(prompts)
+        losses = []
+        start = 0
+        for ex in examples:
+            rows = logp[start:start + len(ex.prompts)]
+            start += len(ex.prompts)
+            if len(ex.prompts) == 1:
+                losses.append(-rows[0, 0 if ex.label == 1 else 1])
+                continue
+            best_yes = rows[:, 0].max()  # the most supportive chunk, as the evaluator scores
+            if ex.label == 1:
+                losses.append(-best_yes)
+            else:
+                losses.append(-torch.log1p(-best_yes.exp().clamp(max=1 - 1e-6)))
+        return torch.stack(losses)

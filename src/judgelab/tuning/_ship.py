@@ -1,0 +1,95 @@
+"""Ship a tuned judge under a models folder: its adapters, a spec with relative paths, provenance."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+from judgelab.errors import JudgelabError
+from judgelab.specs import ModelSpec, load_spec
+
+__all__ = ["ship_adapter"]
+
+
+def _half_safetensors(src: Path, dst: Path) -> None:
+    from safetensors.numpy import load_file, save_file
+
+    save_file({k: v.astype("float16") for k, v in load_file(str(src)).items()}, str(dst))
+
+
+def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> Path:
+    """Copy a finished run's adapter into ``models/<id>/`` and write ``models/<id>.toml``.
+
+    Parameters
+    ----------
+    run
+        A ``tune`` output folder (with ``judge.toml``, ``peft/``, ``PROVENANCE.json``).
+    models
+        The models folder (``models/`` of the repository, or a folder on
+        ``JUDGELAB_MODELS_PATH``).
+    half
+        Store the adapter weights as float16 (half the size; both formats
+        are written from the same rounded values, so the backends still agree).
+
+    Returns
+    -------
+    Path
+        The shipped spec file.
+    """
+    from judgelab.tuning._gguf import export_gguf_adapter
+    from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, sha256_file, write_spec
+
+    run, models = Path(run), Path(models)
+    if not (run / SPEC_FILE).is_file():
+        raise JudgelabError(f"{run} holds no finished tuning run (no {SPEC_FILE}); finish it with the same command.")
+    tuned = load_spec(run / SPEC_FILE)
+    base = load_spec(tuned.adapter.base)
+    folder = models / tuned.id
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "peft").mkdir(parents=True)
+    shutil.copy2(run / "peft" / "adapter_config.json", folder / "peft" / "adapter_config.json")
+    if half:
+        _half_safetensors(run / "peft" / "adapter_model.safetensors", folder / "peft" / "adapter_model.safetensors")
+    else:
+        shutil.copy2(run / "peft" / "adapter_model.safetensors", folder / "peft" / "adapter_model.safetensors")
+    provenance = json.loads((run / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    n_layers = int(provenance.get("n_layers") or _layers(run))
+    gguf = export_gguf_adapter(folder / "peft", folder / "adapter.gguf", arch=_arch(run), n_layers=n_layers,
+                               name=tuned.id, half=half)
+    spec = write_spec(base, tuned.id, folder, folder / "peft", gguf)
+    data = tomllib.loads(spec.read_text(encoding="utf-8"))
+    for key in ("gguf", "peft"):
+        data["adapter"][key] = f"{tuned.id}/{data['adapter'][key]}"
+    from judgelab.tuning._toml import dump_toml
+
+    header = "\n".join(ln[2:] for ln in spec.read_text(encoding="utf-8").splitlines() if ln.startswith("# "))
+    text = dump_toml(data, header=header + "\nThe embedded default judge: see models/" + tuned.id + "/PROVENANCE.json.")
+    ModelSpec(**tomllib.loads(text))
+    target = models / f"{tuned.id}.toml"
+    target.write_text(text, encoding="utf-8")
+    spec.unlink()
+    provenance["shipped"] = {"half": half, "files": {
+        "adapter.gguf": sha256_file(gguf),
+        "peft/adapter_model.safetensors": sha256_file(folder / "peft" / "adapter_model.safetensors"),
+        "peft/adapter_config.json": sha256_file(folder / "peft" / "adapter_config.json"),
+    }}
+    (folder / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=1, default=str), encoding="utf-8")
+    for extra in ("report.md", "loss.png"):
+        if (run / extra).is_file():
+            shutil.copy2(run / extra, folder / extra)
+    return target
+
+
+def _arch(run: Path) -> str:
+    from judgelab.engine import gguf_metadata
+
+    return str(gguf_metadata(run / "adapter.gguf")["general.architecture"])
+
+
+def _layers(run: Path) -> int:
+    config = json.loads((run / "peft" / "adapter_config.json").read_text(encoding="utf-8"))
+    if config.get("layers_to_transform"):
+        return max(config["layers_to_transform"]) + 1
+    raise JudgelabError(f"{run}: cannot tell the base model's layer count from its adapter config.")

@@ -1,0 +1,263 @@
+"""``tune``: LoRA on a judge's label reading, resumable, seeded, with a held-out report."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judgelab.engine import load_model
+from judgelab.errors import BackendUnavailableError, DataError, JudgelabError
+from judgelab.tuning._checkpoint import RunState, load_checkpoint, save_checkpoint
+from judgelab.tuning._config import TuneConfig
+from judgelab.tuning._data import Example, balance_examples, fits, load_sources, render_examples, split_sources
+from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
+from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
+
+__all__ = ["TuneResult", "tune"]
+
+log = logging.getLogger(__name__)
+
+# Padded tokens per forward pass, and the most padding a micro-batch may carry.
+_MICRO_TOKENS = {"cpu": 2048, "cuda": 16384}
+_MAX_PADDING = 0.25
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """What a tuning run wrote and measured.
+
+    Attributes
+    ----------
+    out
+        The output folder.
+    spec_path
+        The tuned model spec (``judge.toml``); ``None`` while unfinished.
+    finished
+        False when the run stopped early (``stop_after``); rerun to resume.
+    steps, tokens, seconds
+        Optimizer steps done, training tokens seen, training wall time.
+    counts
+        Per source: rows read, trained, held out, skipped as too long.
+    evaluations
+        Held-out metrics of the base model and after each epoch.
+    """
+
+    out: Path
+    spec_path: Path | None
+    finished: bool
+    steps: int
+    tokens: int
+    seconds: float
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _load_base(config: TuneConfig) -> Any:
+    options: dict[str, Any] = {"device": config.device, "dtype": config.dtype}
+    if config.threads:
+        options["n_threads"] = config.threads
+    try:
+        return load_model(config.model, backend="transformers", **options)
+    except BackendUnavailableError as exc:
+        raise BackendUnavailableError(
+            f"Cannot tune {config.model!r}: tuning runs on the transformers backend. {exc}",
+            backend="transformers",
+        ) from exc
+
+
+def _prepare(model: Any, config: TuneConfig):
+    """Training examples, held-out rows per source, and the counts."""
+    sources = load_sources(config)
+    pools, held, counts = split_sources(sources, config)
+    rendered = {name: render_examples(model, rows, name, config, counts[name]) for name, rows in pools.items()}
+    examples = balance_examples(rendered, sources, config, counts)
+    if not any(rendered.values()):
+        raise DataError(
+            f"Every training row is longer than --max-tokens {config.max_tokens} (or was chunked and "
+            f"long_rows is 'skip'): {sum(c['skipped_long'] for c in counts.values())} rows skipped. "
+            "Raise --max-tokens, pass --long-rows chunk, or add shorter rows."
+        )
+    if len({ex.label for ex in examples}) < 2:
+        raise DataError(f"After skipping rows over --max-tokens {config.max_tokens}, the training rows "
+                        "have one label only; tuning needs both. Raise --max-tokens or add rows.")
+    for name, c in counts.items():
+        log.info("source %s: %s", name, c)
+    return examples, held, counts
+
+
+def _schedule(n: int, config: TuneConfig) -> list[np.ndarray]:
+    """The example indices of every step, all epochs, from the seed alone."""
+    steps = []
+    for epoch in range(config.epochs):
+        order = np.random.default_rng([config.seed, epoch]).permutation(n)
+        steps.extend(order[i:i + config.batch] for i in range(0, n, config.batch))
+    if config.max_steps is not None:
+        steps = steps[: config.max_steps]
+    return steps
+
+
+def _micro_batches(examples: Sequence[Example], budget: int) -> list[list[Example]]:
+    """Examples of one step in forward passes of similar lengths (little padding)."""
+    batches: list[list[Example]] = []
+    current: list[Example] = []
+    real = 0
+    for ex in sorted(examples, key=lambda e: (max(len(p) for p in e.prompts), e.row_id)):
+        width = max(len(p) for p in ex.prompts)
+        rows = sum(len(e.prompts) for e in current) + len(ex.prompts)
+        padded = rows * width
+        if current and (padded > budget or padded - (real + ex.n_tokens) > _MAX_PADDING * padded):
+            batches.append(current)
+            current, real = [], 0
+        current.append(ex)
+        real += ex.n_tokens
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _lr(step: int, total: int, config: TuneConfig) -> float:
+    warm = max(1, int(math.ceil(config.warmup * total)))
+    if step < warm:
+        return config.lr * (step + 1) / warm
+    return config.lr * max(0.0, (total - step) / max(1, total - warm))
+
+
+class _Trainer:
+    """One run's moving parts: the model, its LoRA, the optimizer and the state."""
+
+    def __init__(self, config: TuneConfig, model: Any, examples: list[Example]) -> None:
+        import torch
+
+        self.torch = torch
+        self.config = config
+        self.model = model
+        self.examples = examples
+        lm = model.backend.torch_model
+        self.peft_model = attach_lora(lm, config, model.spec.id)
+        labels = {ex.labels for ex in examples}
+        if len(labels) != 1:
+            raise JudgelabError(f"The training rows are asked with different label pairs {sorted(labels)}; "
+                                "tune one evaluator's labels at a time.")
+        resolved = model.resolve_labels(list(labels.pop()))
+        self.reader = LabelReader(lm, resolved.token_ids, resolved.owner, len(resolved.labels))
+        params = [p for p in self.peft_model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
+        self.params = params
+        self.budget = _MICRO_TOKENS["cuda" if model.backend.device_kind == "cuda" else "cpu"]
+
+    def step(self, indices: np.ndarray, lr: float) -> tuple[float, int]:
+        """One optimizer step over ``indices``; returns (mean loss, tokens)."""
+        torch = self.torch
+        self.peft_model.train()
+        for g in self.optimizer.param_groups:
+            g["lr"] = lr
+        batch = [self.examples[i] for i in indices]
+        total = 0.0
+        for micro in _micro_batches(batch, self.budget):
+            losses = self.reader.example_losses(micro)
+            (losses.sum() / len(batch)).backward()
+            total += float(losses.detach().sum())
+        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.peft_model.eval()
+        return total / len(batch), sum(ex.n_tokens for ex in batch)
+
+
+def _evaluate(trainer: _Trainer, rows: dict, label: str) -> dict[str, Any]:
+    import torch
+
+    trainer.peft_model.eval()
+    with torch.inference_mode():
+        return evaluate_heldout(trainer.model, rows, evaluator=trainer.config.evaluator, label=label)
+
+
+def _progress(config: TuneConfig, total: int, initial: int):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not config.progress, unit="step", dynamic_ncols=True,
+                desc="tune")
+
+
+def tune(config: TuneConfig) -> TuneResult:
+    """Train a LoRA adapter on the label reading of ``config.model`` and write a tuned judge.
+
+    The same command on the same machine gives the same adapter; a run that
+    was stopped or killed resumes from its last checkpoint in ``config.out``.
+
+    Raises
+    ------
+    BackendUnavailableError
+        When peft (``pip install 'judgelab[tune]'``) or the transformers
+        backend is missing, or the model has no transformers path.
+    DataError
+        When a set has one class, or every row is too long.
+    ParameterError
+        When a target module or the layer range does not fit the model.
+    """
+    import torch
+
+    import_peft()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(config.seed)
+    np.random.seed(config.seed % 2**32)
+    model = _load_base(config)
+    examples, held, counts = _prepare(model, config)
+    scored = {name: [r for r in rows if fits(model, r, config)] for name, rows in held.items()}
+    heldout = pick_heldout(scored, config.heldout_max)
+    trainer = _Trainer(config, model, examples)
+    steps = _schedule(len(examples), config)
+    state = load_checkpoint(out, config.training_hash(), trainer.peft_model, trainer.optimizer)
+    if state is None:
+        state = RunState(training_hash=config.training_hash())
+    else:
+        log.info("resuming %s at step %d of %d", out, state.step, len(steps))
+    if not state.evaluations and any(heldout.values()):
+        state.evaluations.append({"epoch": 0, "step": 0, **_evaluate(trainer, heldout, "base")})
+    return _run(trainer, steps, state, (heldout, held), counts, out)
+
+
+def _run(trainer: _Trainer, steps: list, state: RunState, rows: tuple[dict, dict], counts: dict,
+         out: Path) -> TuneResult:
+    config = trainer.config
+    heldout, held = rows
+    per_epoch = max(1, math.ceil(len(trainer.examples) / config.batch))
+    done_now = 0
+    bar = _progress(config, len(steps), state.step)
+    try:
+        while state.step < len(steps):
+            started = time.perf_counter()
+            loss, tokens = trainer.step(steps[state.step], _lr(state.step, len(steps), config))
+            state.seconds += time.perf_counter() - started
+            state.tokens += tokens
+            state.step += 1
+            done_now += 1
+            state.losses.append((state.step, loss))
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{state.tokens / max(state.seconds, 1e-9):.0f}")
+            end_of_epoch = state.step % per_epoch == 0 or state.step == len(steps)
+            if end_of_epoch and any(heldout.values()):
+                epoch = math.ceil(state.step / per_epoch)
+                state.evaluations.append({"epoch": epoch, "step": state.step,
+                                          **_evaluate(trainer, heldout, f"epoch {epoch}")})
+            if state.step % config.checkpoint_every == 0 or end_of_epoch:
+                save_checkpoint(out, state, trainer.peft_model, trainer.optimizer)
+            if config.stop_after is not None and done_now >= config.stop_after and state.step < len(steps):
+                save_checkpoint(out, state, trainer.peft_model, trainer.optimizer)
+                log.info("stopped after %d steps at step %d; rerun the same command to resume", done_now, state.step)
+                return TuneResult(out, None, False, state.step, state.tokens, state.seconds, counts,
+                                  state.evaluations)
+    finally:
+        bar.close()
+    from judgelab.tuning._output import write_outputs
+
+    spec_path = write_outputs(trainer, state, heldout_rows=heldout, all_heldout=held, counts=counts, out=out)
+    return TuneResult(out, spec_path, True, state.step, state.tokens, state.seconds, counts, state.evaluations)
