@@ -12,6 +12,7 @@ from judgelab.calibration.data._importers import (
     import_halueval_qa,
     import_llm_aggrefact,
     import_set,
+    import_snli,
     import_summedits,
     import_wice,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "import_halueval_qa",
     "import_llm_aggrefact",
     "import_set",
+    "import_snli",
     "import_summedits",
     "import_wice",
     "judge_values",
