@@ -20,10 +20,11 @@ command continues from the last checkpoint. It writes ``OUT/judge.toml``
 ``OUT/loss.png`` and ``OUT/PROVENANCE.json``.
 
 Budget: 151,593 training tokens (1,390 rows of at most 384 tokens, one epoch,
-87 steps): 52.8 minutes wall clock from start to written outputs (42.9 of them
-training, 59 tokens/s) on a 2-core AMD EPYC shared with other jobs (load
-average ~10), with one torch thread: on a contended CPU two threads ran
-several times slower. ``--ship models`` then copies the adapter and spec into
+174 steps of 8 rows at lr 6e-4): about 38 minutes wall clock from start to written outputs
+(35.0 of them training, 72 tokens/s) on a 2-core AMD EPYC shared with other jobs (load
+average 10-15), with one torch thread: on a contended CPU two threads ran
+several times slower. (A first run at lr 1.5e-4, batch 16 - 87 steps - barely moved the loss,
+0.69 -> 0.62; see docs/tuning.md.) ``--ship models`` then copies the adapter and spec into
 ``models/`` (see docs/tuning.md).
 """
 
@@ -58,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--faithbench", type=int, default=40, help="FaithBench training rows")
     p.add_argument("--halueval", type=int, default=0, help="HaluEval QA training rows (default 0: unseen)")
     p.add_argument("--max-tokens", type=int, default=384)
-    p.add_argument("--lr", type=float, default=1.5e-4)
-    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=6e-4)
+    p.add_argument("--batch", type=int, default=8)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--rank", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
