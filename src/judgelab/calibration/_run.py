@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judgelab.calibration._factory import is_factory
+from judgelab.calibration._row_changes import content_hashes
 from judgelab.calibration._rows import LabelledRow
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
@@ -50,7 +51,9 @@ class ScoreRecord(BaseModel):
 
     ``row_hash`` (``row_hash(row)``), ``spec_hash`` and ``evaluator_hash``
     say what was scored and by which judge: a resumed run reuses a record
-    only when all three still match (see ``plan_resume``).
+    only when all three still match (see ``plan_resume``). ``content_hashes``
+    hash each part of the row (documents, user text, response, other
+    fields) so that ``judgelab gate`` can say what changed in a row.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -79,6 +82,7 @@ class ScoreRecord(BaseModel):
     label_mass: float | None = None
     error: str | None = None
     row_hash: str | None = None
+    content_hashes: dict[str, str] | None = None
     evaluator_hash: str | None = None
 
     @property
@@ -258,6 +262,7 @@ def _record(
         label_mass=resp.metadata.get("label_mass") if resp is not None else None,
         error=error,
         row_hash=row_hash(row),
+        content_hashes=content_hashes(row),
         evaluator_hash=identity.evaluator_hash if identity is not None else None,
     )
     return rec.model_dump(exclude_none=True)
@@ -427,7 +432,7 @@ def run(
 
 def _row_fields(row: LabelledRow) -> dict[str, Any]:
     return {"task": row.task, "label": row.label, "group": row.group, "generator": row.generator,
-            "split": row.split, "fold_group": row.fold_group}
+            "split": row.split, "fold_group": row.fold_group, "content_hashes": content_hashes(row)}
 
 
 def _check_same_model(rec: Mapping[str, Any], hashes: set[str], out: Path) -> None:
