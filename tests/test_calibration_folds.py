@@ -115,9 +115,11 @@ def test_run_records_fold_group_and_analyze_keeps_pairs_together(tmp_path, monke
     monkeypatch.setattr(analysis_mod, "_folds", spy)
     a = analyze(recs, n_resamples=50)
     assert a.mode == "cv" and a.n_heldout == len(rows)
-    (groups, folds), = seen
-    assert sorted(groups) == sorted(r.fold_group for r in rows)
-    assert folds is not None and _split_groups(folds, groups) == []
+    # the held-out plan's folds, then those --calibrator auto cross-validates on (the same rows here)
+    assert len(seen) == 2
+    for groups, folds in seen:
+        assert sorted(groups) == sorted(r.fold_group for r in rows)
+        assert folds is not None and _split_groups(folds, groups) == []
 
 
 def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path):

@@ -371,7 +371,7 @@ def stress(
     task: str | Sequence[str] | None = None,
     limit: int | None = None,
     threshold_strategy: str = "balanced_accuracy",
-    calibrator: str = "platt",
+    calibrator: str = "auto",
     batch_size: int = 8,
     k_folds: int = 5,
     n_resamples: int = 1000,

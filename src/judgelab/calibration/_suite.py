@@ -17,7 +17,7 @@ from judgelab.calibration._importers import IMPORTERS, import_set
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, load_rows
 from judgelab.calibration._run import ResumePlan, ScoreRecord, plan_resume, read_scores, run
-from judgelab.calibration._calibrators import make_calibrator
+from judgelab.calibration._calibrator_choice import check_calibrator_name
 from judgelab.calibration._thresholds import parse_strategy
 from judgelab.errors import DataError, JudgelabError, SpecError, check_parameter
 from judgelab.evaluators import (
@@ -201,7 +201,7 @@ def analyze_run(
     out: str | Path,
     *,
     threshold_strategy: str = "balanced_accuracy",
-    calibrator: str = "platt",
+    calibrator: str = "auto",
     self_generators: Sequence[str] = (),
     target_error: float = 0.1,
     k_folds: int = 5,
@@ -261,7 +261,7 @@ def _check_options(
     """Reject bad options before any row is read, scored or a model loaded."""
     where = "calibrate"
     parse_strategy(threshold_strategy)
-    make_calibrator(calibrator)
+    check_calibrator_name(calibrator)
 
     def whole(x: Any) -> bool:
         return isinstance(x, int) and not isinstance(x, bool)
@@ -314,7 +314,7 @@ def calibrate(
     *,
     task: str | Sequence[str] | None = None,
     threshold_strategy: str = "balanced_accuracy",
-    calibrator: str = "platt",
+    calibrator: str = "auto",
     self_generators: Sequence[str] | None = None,
     target_error: float = 0.1,
     limit: int | None = None,
@@ -355,7 +355,10 @@ def calibrate(
     threshold_strategy
         See ``parse_strategy``.
     calibrator
-        Calibrator to ship: ``temperature``, ``platt`` or ``isotonic``.
+        Calibrator to ship: ``auto`` (default: the lowest cross-validated
+        ECE on the tuning rows, ties to the simpler), ``raw`` (none),
+        ``temperature``, ``platt`` or ``isotonic``; one that makes the
+        held-out ECE worse than raw is replaced by raw (see ``analyze``).
     self_generators
         fnmatch patterns of the judge's own family; defaults to the model
         spec's ``self_generators``.
