@@ -51,7 +51,7 @@ from judgelab.calibration._metrics import (
     expected_calibration_error,
 )
 from judgelab.calibration._estimate import PassRateEstimate, estimate_pass_rate, ppi_mean_interval
-from judgelab.calibration._gate import GateResult, gate
+from judgelab.calibration._gate import GateBootstrap, GateResult, gate
 from judgelab.calibration._policy import Policy, fit_policy, heldout_policy, load_policy
 from judgelab.calibration._report import write_report
 from judgelab.calibration._rows import LabelledRow, LabelledSet, load_rows, write_rows
@@ -101,6 +101,7 @@ __all__ = [
     "EvaluatorFactory",
     "ExecutionReport",
     "Executor",
+    "GateBootstrap",
     "GateResult",
     "IMPORTERS",
     "Interval",

@@ -276,8 +276,7 @@ def analyze(
     heldout, by_group, in_sample, band_held = _heldout_metrics(data, plan, tuning, target_error, n_resamples, seed, undefined)
     calibration = _calibration_table(data, plan, tuning)
     s_tuning, y_tuning = data.s[plan.tune], data.y[plan.tune]
-    choice = choose_calibrator(calibrator, s_tuning, y_tuning,
-                               _folds(y_tuning, data.fold_groups[plan.tune], k_folds, seed), calibration)
+    choice = choose_calibrator(calibrator, s_tuning, y_tuning, _folds(y_tuning, data.fold_groups[plan.tune], k_folds, seed), calibration)
     final_cal = _fit_calibrator(choice.kind, s_tuning, y_tuning) if choice.kind != "raw" else None
     t = tuning.threshold
     t_cal = float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None

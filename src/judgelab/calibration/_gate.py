@@ -38,7 +38,7 @@ from judgelab.calibration._row_changes import RowChanges, row_changes
 from judgelab.calibration._run import ScoreRecord
 from judgelab.errors import DataError, JudgelabError
 
-__all__ = ["GateResult", "GateTest", "gate"]
+__all__ = ["GateBootstrap", "GateResult", "GateTest", "gate"]
 
 GATE_METRICS = ("accuracy", "balanced_accuracy", "f1", "mcc", "auroc", "auprc", "precision", "recall")
 
@@ -188,6 +188,15 @@ def _parse_max_label_changes(value: str | float | int | None, n_shared: int) -> 
 
 
 @dataclass(frozen=True)
+class GateBootstrap:
+    """The gate's bootstrap settings: resamples, interval level and seed (``None`` for fresh randomness)."""
+
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int | None = 0
+
+
+@dataclass(frozen=True)
 class _Settings:
     metric: str
     threshold: float
@@ -285,9 +294,7 @@ def gate(
     max_drop: str | float | None = "auto",
     label_tolerance: float = 0.1,
     max_label_changes: str | float | int | None = "5%",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    bootstrap: GateBootstrap = GateBootstrap(),
 ) -> GateResult:
     """Compare a new scored run with a baseline; fail on a changed judge, changed labels, a shifted mix or a drop.
 
@@ -309,8 +316,8 @@ def gate(
         How many shared rows may carry another label in the new set:
         ``"5%"`` (the default, of the shared rows), a fraction below 1, or a
         count. More fails the gate by itself.
-    n_resamples, confidence, seed
-        Bootstrap settings.
+    bootstrap
+        Resamples, interval level and seed (``GateBootstrap``).
 
     Returns
     -------
@@ -318,7 +325,7 @@ def gate(
     """
     base, newr = _check_inputs(baseline, new, metric)
     limit = _parse_max_drop(max_drop)
-    st = _Settings(metric, float(threshold), n_resamples, confidence, seed)
+    st = _Settings(metric, float(threshold), bootstrap.n_resamples, bootstrap.confidence, bootstrap.seed)
     reason, checks = _identity_change(base, newr)
     changes = row_changes(base, newr)
     allowed = _parse_max_label_changes(max_label_changes, len(changes.shared))

@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import gate
+    from judgelab.calibration import GateBootstrap, gate
     from judgelab.cli._runs import load_run, records_for
 
     base, task, threshold, meta = load_run(args.baseline, args.task)
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads)
     result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
                   label_tolerance=args.label_tolerance, max_label_changes=args.max_label_changes,
-                  n_resamples=args.resamples, seed=args.seed)
+                  bootstrap=GateBootstrap(n_resamples=args.resamples, seed=args.seed))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0 if result.passed else 1
