@@ -16,8 +16,8 @@ from judgelab.server import Batcher
 LABELS = ["Yes", "No"]
 
 
-def _long(model, n=60, claim="The sky is green."):
-    doc = " ".join(f"Report {i} says the sky over town {i % 13} was blue that day." for i in range(n))
+def _long(model, n=60, claim="The sky is green.", shift=0):
+    doc = " ".join(f"Report {i} says the sky over town {(i + shift) % 13} was blue that day." for i in range(n))
     return model.render(f"Document: {doc}\nClaim: {claim}\nAnswer Yes or No.")
 
 
@@ -72,7 +72,7 @@ def test_interrupted_prompts_that_do_not_fit_beside_each_other_are_dropped_not_o
     judgments are close to, not bit-identical with, those of each prompt alone (the server never
     does this: it evaluates one prompt at a time in pieces, see the Batcher test below).
     """
-    prompts = [_long(model, n=75, claim=f"Town {k} is on the coast.") for k in range(4)]
+    prompts = [_long(model, n=60, shift=k) for k in range(3)]  # other documents: few shared cells
     sizes = [len(model.tokenize(p)) for p in prompts]
     assert sum(sizes) > model.n_ctx + 512  # more than the cache holds (n_ctx + n_batch cells)
     expected = []
@@ -80,7 +80,7 @@ def test_interrupted_prompts_that_do_not_fit_beside_each_other_are_dropped_not_o
         model.reset_caches()
         expected.append(model.judge(p, LABELS).probabilities)
     model.reset_caches()
-    for p in prompts:  # four prompts, each interrupted most of the way through
+    for p in prompts:  # three prompts, each interrupted most of the way through
         model.prefill(p, sizes[0] - 40)
     assert model.backend.parked_tokens <= model.n_ctx + 512
     got = [model.judge(p, LABELS) for p in prompts]
