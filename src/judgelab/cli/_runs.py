@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from judgelab.errors import DataError
 
-__all__ = ["UNCALIBRATED_THRESHOLD", "load_run", "records_for"]
+__all__ = ["UNCALIBRATED_THRESHOLD", "Input", "load_run", "read_input", "records_for", "score_input"]
 
 #: The threshold of a bare scores file (no metrics.json, so no shipped threshold).
 UNCALIBRATED_THRESHOLD = 0.5
@@ -61,34 +62,91 @@ def _is_scored(path: Path) -> bool:
     return False
 
 
+def _traffic_rows(path: Path) -> list[Any]:
+    """Traffic rows of a JSONL file: rows that may lack ``label`` (set to 0, never read) and ``id``.
+
+    A malformed line is a ``DataError`` naming the file, the line and the field,
+    as for a labelled set.
+    """
+    from pydantic import ValidationError
+
+    from judgelab.calibration import LabelledRow
+    from judgelab.textfiles import read_text
+
+    text = read_text(path, "traffic file", fix="Check the --unlabelled path.")
+    out = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        field = None
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+            obj.setdefault("label", 0)
+            obj.setdefault("id", f"traffic-{lineno}")
+            out.append(LabelledRow.model_validate(obj))
+            continue
+        except json.JSONDecodeError as exc:
+            message = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err.get("loc", ())) or None
+            message = err.get("msg", str(exc))
+        except ValueError as exc:
+            message = str(exc)
+        where = f"{path}:{lineno}" + (f" field {field!r}" if field else "")
+        raise DataError(f"Malformed traffic row at {where}: {message}. Fix the row (a traffic row needs 'task' "
+                        "and 'response'; 'id' and 'label' are optional).", path=str(path), line=lineno, field=field)
+    return out
+
+
 def _rows(spec: str, *, unlabelled: bool):
     """Rows of a set; traffic rows may lack ``label`` (it is set to 0 and never read)."""
-    from judgelab.calibration import LabelledRow, resolve_set
+    from judgelab.calibration import resolve_set
 
     if not unlabelled:
         rows, _, _ = resolve_set(spec)
         return rows
-    out = []
-    for lineno, line in enumerate(Path(spec).read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            obj = json.loads(line)
-            obj.setdefault("label", 0)
-            obj.setdefault("id", f"traffic-{lineno}")
-            out.append(LabelledRow.model_validate(obj))
-    return out
+    return _traffic_rows(Path(spec))
 
 
-def records_for(spec: str, *, task: str, model: str | None, out: Path, unlabelled: bool = False,
-                threads: int | None = None, progress: bool = True) -> list[Any]:
-    """Records for ``spec``: read when it is already scored, else scored with ``model``'s default evaluator."""
-    from judgelab.calibration import read_scores, run
+@dataclass(frozen=True)
+class Input:
+    """A set given on the command line, read: its records when it is scored already, else its rows."""
+
+    spec: str
+    task: str
+    records: list[Any] | None = None
+    rows: list[Any] | None = None
+
+
+def read_input(spec: str, *, task: str, unlabelled: bool = False) -> Input:
+    """Read ``spec`` (a scored run, a labelled set or traffic) before anything is scored.
+
+    Raises
+    ------
+    DataError
+        A malformed line (file and line named), or no rows of ``task``.
+    """
+    from judgelab.calibration import read_scores
 
     path = Path(spec)
     if path.exists() and _is_scored(path):
-        return [r for r in read_scores(_scores_path(path)) if r.task == task]
+        return Input(spec, task, records=[r for r in read_scores(_scores_path(path)) if r.task == task])
     rows = [r for r in _rows(spec, unlabelled=unlabelled) if r.task == task]
     if not rows:
         raise DataError(f"{spec} has no rows of task {task!r}.")
+    return Input(spec, task, rows=rows)
+
+
+def score_input(inp: Input, *, model: str | None, out: Path, threads: int | None = None,
+                progress: bool = True) -> list[Any]:
+    """The records of ``inp``: as read when it was scored, else scored with ``model``'s default evaluator."""
+    if inp.records is not None:
+        return inp.records
+    from judgelab.calibration import run
+
     if not model:
         raise DataError("The run does not name its model; pass --model.")
     from judgelab.engine import load_model
@@ -96,12 +154,19 @@ def records_for(spec: str, *, task: str, model: str | None, out: Path, unlabelle
     from judgelab.errors import JudgelabError
 
     try:
-        default_evaluator_name(task)
+        default_evaluator_name(inp.task)
     except JudgelabError:
-        raise DataError(f"Cannot score task {task!r} here; score the set with calibrate first and pass its run.") from None
+        raise DataError(f"Cannot score task {inp.task!r} here; score the set with calibrate first and pass its run.") from None
     options = {"n_threads": threads} if threads else {}
     judge = load_model(model, **options)
     try:
-        return run(build_evaluator(None, judge, task=task), rows, out=out / "scores.jsonl", progress=progress)
+        return run(build_evaluator(None, judge, task=inp.task), inp.rows, out=out / "scores.jsonl", progress=progress)
     finally:
         judge.close()
+
+
+def records_for(spec: str, *, task: str, model: str | None, out: Path, unlabelled: bool = False,
+                threads: int | None = None, progress: bool = True) -> list[Any]:
+    """Records for ``spec``: read when it is already scored, else scored with ``model``'s default evaluator."""
+    inp = read_input(spec, task=task, unlabelled=unlabelled)
+    return score_input(inp, model=model, out=out, threads=threads, progress=progress)

@@ -26,8 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")
     p.add_argument("--threshold-strategy", default="balanced_accuracy", type=threshold_strategy,
                    help="balanced_accuracy (default), f1, youden, precision>=X, recall>=X or cost:FP,FN")
-    p.add_argument("--calibrator", default="platt", choices=("temperature", "platt", "isotonic"),
-                   help="calibrator to fit and save (default platt; all three are measured)")
+    p.add_argument("--calibrator", default="auto", choices=("auto", "raw", "temperature", "platt", "isotonic"),
+                   help="calibrator to ship: auto (default: the lowest cross-validated ECE on the tuning rows, "
+                   "ties to the simpler), raw (none) or a name; all three are measured, and one that makes the "
+                   "held-out ECE worse than raw is not shipped")
     p.add_argument("--self-generators", metavar="PATTERNS",
                    help="comma-separated fnmatch patterns of the judge's own family (default: the model spec's)")
     p.add_argument("--target-error", type=open_unit, default=0.1, help="error target among decided rows for the abstain band")
@@ -93,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     print_executor_report(executor)
     for task, a in result.analyses.items():
         print(f"{task}: {a.headline()}")
+        if a.calibrator_choice is not None:
+            print(f"  calibrator: {a.calibrator_choice.reason}")
         for warning in a.warnings():
             print(f"  warning: {warning}")
     print(f"report: {result.files['report_html']}")

@@ -13,7 +13,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare",
         help="compare two calibration runs on the same rows (paired bootstrap, McNemar)",
         description="RUN_A and RUN_B are calibrate output folders or scores.jsonl files. Each run's "
-        "shipped threshold is read from its metrics.json when there is one, else 0.5.",
+        "shipped threshold is read from its metrics.json when there is one, else 0.5. The bootstrap draws "
+        "both judges' scores of a row together, and rows that share meta.pair as one group.",
     )
     p.add_argument("run_a", metavar="RUN_A")
     p.add_argument("run_b", metavar="RUN_B")
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(c.to_dict(), indent=2))
         return 0
-    print(f"{c.n} shared rows (A threshold {ta:.3f}, B threshold {tb:.3f})")
+    print(f"{c.n} shared rows (A threshold {ta:.3f}, B threshold {tb:.3f}); paired bootstrap: {c.resampling.describe()}")
     print(f"{'metric':<20}{'A':>8}{'B':>8}   B - A [95% CI]")
     for k, d in c.difference.items():
         print(f"{k:<20}{c.metrics_a[k]:>8.3f}{c.metrics_b[k]:>8.3f}   {d:+.3f}")

@@ -30,14 +30,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import estimate_pass_rate
-    from judgelab.cli._runs import load_run, records_for
+    from judgelab.cli._runs import load_run, read_input, score_input
 
     base, task, threshold, meta = load_run(args.run, args.task)
     model = args.model or next((r.model for r in base if r.model), None) or meta.model
     out = Path(args.out)
-    lab = records_for(args.labelled, task=task, model=model, out=out / "labelled", threads=args.threads)
-    unl = records_for(args.unlabelled, task=task, model=model, out=out / "unlabelled", unlabelled=True,
-                      threads=args.threads)
+    # both files are read (and a bad line reported) before anything is scored
+    lab_in = read_input(args.labelled, task=task)
+    unl_in = read_input(args.unlabelled, task=task, unlabelled=True)
+    lab = score_input(lab_in, model=model, out=out / "labelled", threads=args.threads)
+    unl = score_input(unl_in, model=model, out=out / "unlabelled", threads=args.threads)
     est = estimate_pass_rate(lab, unl, threshold=threshold, confidence=args.confidence)
     if args.json:
         print(json.dumps(est.to_dict(), indent=2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 
@@ -11,10 +12,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "gate",
         help="CI drift gate: exit 1 when the judge, its template, the label mix or its metric changed",
         description="Compare a new labelled set (scored here with the baseline's model, or an already "
-        "scored run) with a baseline calibrate run. Exits 1 with one line saying why when the model spec, "
-        "template or question definitions changed, the label mix shifted beyond --label-tolerance, or the "
-        "metric dropped beyond its uncertainty (paired bootstrap when the rows overlap, unpaired otherwise); "
-        "else exits 0 and prints the comparison.",
+        "scored run) with a baseline calibrate run; rows are matched by id. Exits 1, with a first line saying "
+        "why, when the model spec, template or question definitions changed, more labels of shared rows "
+        "changed than --max-label-changes, the label mix shifted beyond --label-tolerance, or the metric "
+        "dropped beyond its uncertainty (a paired bootstrap on the shared rows, each row's correctness under "
+        "the baseline against under the new set; an unpaired one of the whole runs when some rows are in "
+        "one run only); else exits 0. Either way it prints every test with the rows it covered and what "
+        "changed in the shared rows.",
     )
     p.add_argument("baseline", metavar="BASELINE_RUN", help="calibrate output folder or scores.jsonl")
     p.add_argument("--set", dest="set", required=True, metavar="NEW",
@@ -25,6 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="auto (default): fail on a significant drop; X: fail when the drop exceeds X beyond doubt")
     p.add_argument("--label-tolerance", type=float, default=0.1,
                    help="largest tolerated change of the label-1 share (default 0.1)")
+    p.add_argument("--max-label-changes", default="5%", metavar="P%|N",
+                   help="shared rows whose label may change before the gate fails: a percentage of the shared "
+                   "rows (default 5%%), a fraction below 1, or a count")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (exit code as without)")
     p.add_argument("--model", help="model to score the new set with (default: the baseline's)")
     p.add_argument("--out", default="runs/gate", help="where a scored new set is written (default runs/gate)")
     p.add_argument("--threads", type=int, help="CPU threads for the model")
@@ -41,11 +49,12 @@ def run(args: argparse.Namespace) -> int:
     model = args.model or next((r.model for r in base if r.model), None) or meta.model
     new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads)
     result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
-                  label_tolerance=args.label_tolerance, n_resamples=args.resamples, seed=args.seed)
-    if not result.passed:
-        print(f"judgelab gate: FAIL: {result.reason}")
-        return 1
-    print(f"judgelab gate: ok ({task})")
+                  label_tolerance=args.label_tolerance, max_label_changes=args.max_label_changes,
+                  n_resamples=args.resamples, seed=args.seed)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0 if result.passed else 1
+    print(f"judgelab gate: FAIL: {result.reason}" if not result.passed else f"judgelab gate: ok ({task})")
     for line in result.lines():
         print(f"  {line}")
-    return 0
+    return 0 if result.passed else 1

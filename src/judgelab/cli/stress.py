@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="labelled JSONL file or KIND:PATH to import (e.g. summedits:DIR, wice:FILE); default: the starter set")
     p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")
     p.add_argument("--threshold-strategy", default="balanced_accuracy", help="as for calibrate (default balanced_accuracy)")
-    p.add_argument("--calibrator", default="platt", choices=("temperature", "platt", "isotonic"), help="as for calibrate")
+    p.add_argument("--calibrator", default="auto", choices=("auto", "raw", "temperature", "platt", "isotonic"),
+                   help="as for calibrate")
     p.add_argument("--limit", type=int, help="stress at most this many rows per task")
     p.add_argument("--batch-size", type=int, default=8, help="rows per evaluate_many call (default 8)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")

@@ -12,6 +12,9 @@ Work is paid once per token:
 * Sequence 0 keeps the last prompt in the KV cache; the next one evaluates
   only the tokens after the longest prefix the cache already holds. Results
   are bit-identical to scoring each prompt alone (see ``LlamaCppConfig``).
+* A long prompt can be evaluated in pieces (``prefill``), so that a server
+  can answer other requests between them; the interrupted prompt's cache is
+  parked meanwhile (``_llama_parking``), so no token is computed twice.
 * With ``packed=True``, runs of sorted prompts are decoded as a trie (see
   ``_schedule``): each shared token once, tagged with the sequence id of
   every prompt that contains it, in ``llama_batch``es of up to ``n_batch``
@@ -36,6 +39,7 @@ from judgelab.engine._backend import BackendFacts
 from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_logs import route_llama_logs
+from judgelab.engine._llama_parking import Parking
 from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
 from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
@@ -235,6 +239,11 @@ class LlamaCppBackend:
         self._lora = self._attach_lora() if config.lora_path else None
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, config.n_seq_max)
         self._cached: list[int] = []  # tokens of sequence 0 now in the KV cache
+        self._resumable = False  # sequence 0 holds a prompt evaluated in pieces (prefill), not judged yet
+        # parking ids 1..8 (packed runs use 1.. for suffixes, so packed models never prefill in pieces)
+        self._parking = Parking(llama_cpp, lambda: self._ctx.memory, range(1, min(9, config.n_seq_max - 1)),
+                                cparams.n_ctx)
+        self.supports_prefill = not config.packed
         self._pad_seq = config.n_seq_max - 1  # reserved for padding tiny batches
         self._pad_token = max(0, self._model.token_bos())
         self._pad_pos = 0  # next position of the padding sequence
@@ -424,26 +433,65 @@ class LlamaCppBackend:
             self._ll.llama_memory_seq_rm(self._ctx.memory, self._pad_seq, -1, -1)
             self._pad_pos = 0
 
+    def prefill(self, tokens: Sequence[int], max_tokens: int) -> int:
+        """Evaluate up to ``max_tokens`` more tokens of a prompt before it is judged; returns the tokens still to do.
+
+        The prompt's last token is left for ``label_logits`` (its logits are
+        read there), so the result is at least 1. Pieces are decoded in
+        ``n_batch`` steps on sequence 0. Until the prompt is judged it is
+        resumable: a prompt scored meanwhile parks its cells instead of
+        discarding them (``_llama_parking``), and the next call (or the
+        judgment) goes on from where this one stopped.
+        """
+        tokens = list(tokens)
+        with self._lock:
+            self._check_label_head()  # it resets the cache, so it runs before any piece
+            if len(tokens) > 1 and max_tokens > 0:
+                self._extend_seq0(tokens[:-1], want_logits=False, limit=max_tokens)
+            return len(tokens) - common_prefix(self._cached, tokens)
+
+    @property
+    def parked_tokens(self) -> int:
+        """Tokens of interrupted prompts kept in the cache (for tests and stats)."""
+        return self._parking.tokens
+
+    def _swap_in(self, tokens: list[int]) -> None:
+        """Put a parked prefix of ``tokens`` back on sequence 0 when it covers more of them than sequence 0 does."""
+        best = self._parking.best(tokens)
+        if best is None or best[1] <= common_prefix(self._cached, tokens):
+            return
+        if self._resumable:
+            self._parking.park(self._cached, evict=False)
+        self._cached = self._parking.restore(best[0])
+        self._resumable = True
+
     def _extend_seq0(
-        self, tokens: list[int], *, want_logits: bool, ids: list[int] | None = None
+        self, tokens: list[int], *, want_logits: bool, ids: list[int] | None = None, limit: int | None = None
     ) -> np.ndarray | None:
         """Make sequence 0 hold exactly ``tokens``, decoding only what is new.
 
         With ``want_logits``, returns the logits at the last token: of ``ids``
-        when given, else of the whole vocabulary.
+        when given, else of the whole vocabulary. With ``limit``, decodes at
+        most that many new tokens and leaves the prompt resumable (``prefill``).
         """
+        self._swap_in(tokens)
         keep = common_prefix(self._cached, tokens)
         if want_logits and keep == len(tokens):
             keep -= 1  # the last token must be decoded again to get its logits
         if keep < len(self._cached):
+            if self._resumable:  # an unfinished prompt keeps its cells under a parking id
+                self._parking.park(self._cached)
             if not self._ll.llama_memory_seq_rm(self._ctx.memory, 0, keep, -1):
                 self._ll.llama_memory_seq_rm(self._ctx.memory, 0, -1, -1)
                 keep = 0
             self._cached = self._cached[:keep]
+        self._parking.make_room(len(tokens) + _MIN_ROWS)
+        self._resumable = limit is not None
+        stop = len(tokens) if limit is None else min(len(tokens), keep + limit)
         logits = None
         pos = keep
-        while pos < len(tokens):
-            end = min(len(tokens), pos + self.config.n_batch)
+        while pos < stop:
+            end = min(stop, pos + self.config.n_batch)
             last = end == len(tokens) and want_logits
             self._fill([_Piece((0,), tokens[pos:end], pos, -1 if last else None)])
             self._decode(labels_only=last and ids is not None)
@@ -501,6 +549,8 @@ class LlamaCppBackend:
         if rc != 0:
             self._ll.llama_memory_clear(self._ctx.memory, True)
             self._cached = []
+            self._parking.forget()
+            self._resumable = False
             raise JudgelabError(
                 f"llama_decode failed with code {rc} (KV cache full or bad batch); the cache was "
                 "cleared. Try a smaller batch or a larger n_ctx."
@@ -595,6 +645,8 @@ class LlamaCppBackend:
         with self._lock:
             self._ll.llama_memory_clear(self._ctx.memory, True)
             self._cached = []
+            self._parking.forget()
+            self._resumable = False
 
     def close(self) -> None:
         with self._lock:

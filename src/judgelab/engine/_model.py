@@ -260,6 +260,26 @@ class JudgeModel:
             self.stats["prompt_tokens"] += sum(len(t) for t in token_lists)
         return out
 
+    @property
+    def can_prefill(self) -> bool:
+        """Whether ``prefill`` evaluates a prompt in pieces (llama.cpp, unpacked); else it does nothing."""
+        return callable(getattr(self.backend, "prefill", None)) and bool(getattr(self.backend, "supports_prefill", False))
+
+    def prefill(self, prompt: str, max_tokens: int) -> int:
+        """Evaluate up to ``max_tokens`` more of ``prompt``'s tokens ahead of judging it; the tokens still to do.
+
+        For a scheduler that must not hold the model for a whole long prompt:
+        it evaluates a piece, serves other requests, and comes back. The
+        backend keeps the piece's cache while other prompts are scored, so
+        the judgment that follows (``judge_many``) evaluates only the rest and
+        gives the same numbers as without pieces. Returns the prompt's full
+        token count when the backend cannot (``can_prefill`` is false).
+        """
+        tokens = self.tokenize(prompt)
+        if not self.can_prefill:
+            return len(tokens)
+        return int(self.backend.prefill(tokens, max_tokens))
+
     def judge(self, prompt: str, labels: Sequence[str]) -> Judgment:
         """The ``Judgment`` of one prompt."""
         return self.judge_many([prompt], labels)[0]

@@ -12,6 +12,15 @@ starves. When the worker
 is idle it waits ``window`` seconds after the first job for others to batch
 with.
 
+A single prompt longer than ``turn_tokens`` is not one turn: with a model
+that can evaluate a prompt in pieces (``JudgeModel.can_prefill``: llama.cpp)
+it gets turns of its own, each evaluating at most ``turn_tokens`` of its
+tokens (``JudgeModel.prefill``; never fewer than ``MIN_PIECE_TOKENS``, so a
+tiny ``turn_tokens`` does not make thousands of tiny decodes), and other
+requests run in between. The
+engine keeps the interrupted prompt's KV cache meanwhile, so no token is
+computed twice, and its judgment is the same as in one piece.
+
 A job is run exactly once; a prompt that does not fit the context fails its
 own job before it is queued (the engine's check, run in the caller's thread,
 so tokenising a huge prompt never holds the worker). A job whose future is
@@ -33,7 +42,10 @@ from typing import Any
 
 from judgelab.engine import JudgeModel, Judgment
 
-__all__ = ["Batcher", "BatcherClosedError", "prompt_name"]
+__all__ = ["Batcher", "BatcherClosedError", "MIN_PIECE_TOKENS", "prompt_name"]
+
+#: The smallest piece a long prompt is evaluated in; prompts up to this long always go whole.
+MIN_PIECE_TOKENS = 64
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +64,29 @@ class _Job:
     call: Callable[[JudgeModel], Any] | None = None
     results: list[Judgment | None] = field(default_factory=list)
     cursor: int = 0  # the next prompt to schedule
+    done: int = 0  # tokens of the cursor's prompt already evaluated in pieces
+    whole: bool = False  # a piece made no progress (its cache was dropped): judge the prompt whole
+
+    def in_pieces(self, budget: int) -> bool:
+        """Whether the next prompt needs more than ``budget`` tokens and may go in pieces."""
+        return not self.whole and self.cost() > budget
+
+    def cost(self) -> int:
+        """Tokens the next prompt still needs."""
+        return self.token_counts[self.cursor] - self.done
 
     def take(self, budget: int, room: int) -> list[int]:
         """Indices of the prompts for this turn: up to ``budget`` tokens, ``room`` prompts, at least one."""
         taken: list[int] = []
         tokens = 0
         while self.cursor < len(self.prompts) and len(taken) < room:
-            n = self.token_counts[self.cursor]
+            n = self.cost()
             if taken and tokens + n > budget:
                 break
             taken.append(self.cursor)
             tokens += n
             self.cursor += 1
+            self.done, self.whole = 0, False
         return taken
 
 
@@ -83,7 +106,9 @@ class Batcher:
         The most prompts one ``judge_many`` call gets.
     turn_tokens
         The most prompt tokens one request gets in one ``judge_many`` call
-        when other requests wait (its first prompt always goes).
+        when other requests wait; a longer prompt is evaluated in pieces of
+        at most this many tokens when the model can (``can_prefill``), else
+        it goes whole.
     on_batch
         Called after each call with ``(n_jobs, n_prompts, prompt_tokens)``.
     """
@@ -102,6 +127,8 @@ class Batcher:
         self.max_prompts = max_prompts
         self.turn_tokens = turn_tokens
         self.on_batch = on_batch
+        self.pieces = bool(getattr(model, "can_prefill", False))  # long prompts in pieces, others between
+        self.piece_tokens = max(turn_tokens, MIN_PIECE_TOKENS)
         self._queue: queue.Queue = queue.Queue()
         self._active: deque[_Job] = deque()
         self._fresh_turn = False  # whether the last turn served only newly arrived jobs
@@ -205,6 +232,10 @@ class Batcher:
     def _turn(self) -> None:
         """One ``judge_many`` call: the head job's label set, a fair share of each waiting job."""
         candidates = self._candidates()
+        if self.pieces and candidates[0].in_pieces(self.piece_tokens):
+            candidates = self._piece_or_whole(candidates)
+            if not candidates:
+                return
         labels = candidates[0].labels
         picked: list[tuple[_Job, list[int]]] = []
         spent: dict[int, int] = {}  # tokens taken this turn, per request
@@ -214,6 +245,8 @@ class Batcher:
             budget = self.turn_tokens - spent.get(key, 0)
             if job.labels != labels or room == 0 or budget <= 0:
                 continue
+            if self.pieces and job.in_pieces(max(budget, MIN_PIECE_TOKENS)):
+                continue  # a prompt longer than its share waits for turns of its own, in pieces
             indices = job.take(budget, room)
             spent[key] = spent.get(key, 0) + sum(job.token_counts[i] for i in indices)
             room -= len(indices)
@@ -225,11 +258,42 @@ class Batcher:
         unfinished = [j for j, _ in picked if j.cursor < len(j.prompts)]
         self._active = deque(waiting + unfinished)
 
+    def _piece_or_whole(self, candidates: list[_Job]) -> list[_Job]:
+        """The head needs pieces: run one piece (and return []), or return the jobs for a normal turn.
+
+        One prompt at a time is evaluated in pieces (two interleaved long prompts would fragment the
+        cache, and their answers would no longer be bit-identical; see docs/server.md). While another
+        is part-way, the head waits: the prompts that go whole run, or else the part-way one goes on.
+        """
+        midway = next((j for j in self._active if j.done), None)
+        if midway is None or midway is candidates[0]:
+            self._piece(candidates[0])
+            return []
+        whole = [j for j in candidates if not j.in_pieces(self.piece_tokens)]
+        if not whole and midway.in_pieces(self.piece_tokens):
+            self._piece(midway)
+            return []
+        return whole or [midway]
+
+    def _piece(self, job: _Job) -> None:
+        """One turn for one long prompt: evaluate up to ``turn_tokens`` more of its tokens, then go to the back."""
+        try:
+            left = self.model.prefill(job.prompts[job.cursor], self.piece_tokens)
+        except Exception as exc:
+            job.cursor = len(job.prompts)
+            _settle(job.future, exc=exc)
+            left = 0
+        else:
+            done = job.token_counts[job.cursor] - left
+            job.whole = done <= job.done  # no progress: never loop on a prompt whose cache keeps being dropped
+            job.done = done
+        self._active = deque([j for j in self._active if j is not job] + ([job] if left else []))
+
     def _candidates(self) -> list[_Job]:
         """Jobs that arrived since the last turn get a turn of their own (their answer need not
         wait for a long request's chunk), but never two such turns in a row, so a stream of new
         arrivals cannot starve the jobs already running."""
-        fresh = [j for j in self._active if j.cursor == 0]
+        fresh = [j for j in self._active if j.cursor == 0 and j.done == 0]
         if fresh and len(fresh) < len(self._active) and not self._fresh_turn:
             self._fresh_turn = True
             return fresh

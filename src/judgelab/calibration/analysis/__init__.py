@@ -16,6 +16,12 @@ from judgelab.calibration.analysis._bootstrap import (
     paired_difference,
     unpaired_difference,
 )
+from judgelab.calibration.analysis._calibrator_choice import (
+    CalibratorChoice,
+    check_calibrator_name,
+    choose_calibrator,
+    cross_validated_ece,
+)
 from judgelab.calibration.analysis._calibrators import (
     CALIBRATORS,
     Calibrator,
@@ -44,6 +50,11 @@ from judgelab.calibration.analysis._metrics import (
     expected_calibration_error,
     fast_binary_metrics,
 )
+from judgelab.calibration.analysis._pairing import (
+    PairResampling,
+    grouped_bootstrap,
+    pair_groups,
+)
 from judgelab.calibration.analysis._selfpref import (
     GeneratorStats,
     SelfPreference,
@@ -69,6 +80,7 @@ __all__ = [
     "Analysis",
     "CALIBRATORS",
     "Calibrator",
+    "CalibratorChoice",
     "Comparison",
     "DegenerateMetricWarning",
     "GeneratorStats",
@@ -76,6 +88,7 @@ __all__ = [
     "IsotonicCalibrator",
     "METRICS",
     "NotFittedError",
+    "PairResampling",
     "PlattCalibrator",
     "Resampling",
     "SelfPreference",
@@ -89,16 +102,21 @@ __all__ = [
     "bootstrap_interval",
     "bootstrap_many",
     "calibration_bins",
+    "check_calibrator_name",
+    "choose_calibrator",
     "choose_threshold",
     "compare_runs",
     "criteria_thresholds",
+    "cross_validated_ece",
     "expected_calibration_error",
     "fast_binary_metrics",
     "group_folds",
+    "grouped_bootstrap",
     "is_self_generator",
     "load_calibrator",
     "make_calibrator",
     "mcnemar_test",
+    "pair_groups",
     "paired_difference",
     "parse_strategy",
     "self_preference",

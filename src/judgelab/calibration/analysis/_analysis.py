@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis._calibrator_choice import CalibratorChoice, check_calibrator_name, choose_calibrator
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
 from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds
 from judgelab.calibration.analysis._metrics import (
@@ -26,7 +27,7 @@ from judgelab.calibration.analysis._metrics import (
 )
 from judgelab.calibration.data._records import ScoreRecord
 from judgelab.calibration.analysis._selfpref import SelfPreference, self_preference
-from judgelab.calibration.analysis._splits import SplitPlan, split_plan
+from judgelab.calibration.analysis._splits import SplitPlan, group_folds, split_plan
 from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
     abstain_band,
@@ -65,6 +66,8 @@ class Analysis:
     calibrator: Calibrator | None
     self_pref: SelfPreference | None
     criteria: dict[str, dict[str, Any]] = field(default_factory=dict)
+    calibrator_choice: CalibratorChoice | None = None
+    """Which calibrator was shipped and why (``calibrator_kind`` is ``"raw"`` when none is)."""
     # arrays for plots (held-out rows): labels, raw scores, calibrated scores
     y: np.ndarray = field(default_factory=lambda: np.empty(0))
     s: np.ndarray = field(default_factory=lambda: np.empty(0))
@@ -108,6 +111,10 @@ class Analysis:
             if ece is not None and not math.isnan(ece)
             else "calibrated ECE: n/a"
         )
+        if self.calibrator_kind == "raw":
+            raw = next((c["ece_before"] for c in self.calibration.values() if not math.isnan(c["ece_before"])), math.nan)
+            ece_txt = f"no calibrator shipped, raw ECE {raw:.3f} (held-out)"
+
         if self.self_pref is not None and self.self_pref.measurable:
             sp = f"self-preference gap {self.self_pref.gap_pos:+.3f} (p = {self.self_pref.p_value_pos:.3g})"
         else:
@@ -153,6 +160,7 @@ class Analysis:
             "abstain_band": {"tuned": self.abstain.to_dict(), "heldout": self.abstain_heldout.to_dict()},
             "calibration": {k: {m: num(x) for m, x in v.items()} for k, v in self.calibration.items()},
             "calibrator": self.calibrator.to_dict() if self.calibrator is not None else None,
+            "calibrator_choice": self.calibrator_choice.to_dict() if self.calibrator_choice is not None else None,
             "self_preference": self.self_pref.to_dict() if self.self_pref is not None else None,
             "criteria": self.criteria,
             **({"warnings": list(self.notes)} if self.notes else {}),
@@ -190,7 +198,7 @@ def analyze(
     records: Iterable[ScoreRecord],
     *,
     strategy: str = "balanced_accuracy",
-    calibrator: str = "platt",
+    calibrator: str = "auto",
     self_generators: Sequence[str] = (),
     k_folds: int = 5,
     target_error: float = 0.1,
@@ -214,8 +222,11 @@ def analyze(
     strategy
         Threshold strategy (see ``parse_strategy``).
     calibrator
-        The calibrator to ship: ``temperature``, ``platt`` or ``isotonic``
-        (all three are measured).
+        ``auto`` (the default: the lowest cross-validated ECE on the tuning
+        rows, ties to the simpler), ``raw`` (none), ``temperature``,
+        ``platt`` or ``isotonic``. All three calibrators are measured; one
+        that makes the held-out ECE worse than raw is not shipped (see
+        ``_calibrator_choice``).
     self_generators
         fnmatch patterns naming the judge's own family, for self-preference.
     k_folds
@@ -230,7 +241,7 @@ def analyze(
     Analysis
     """
     st = parse_strategy(strategy)
-    make_calibrator(calibrator)  # validate the name early
+    check_calibrator_name(calibrator)  # validate the name early
     records = list(records)
     data = _scored(records)
     undefined: list[str] = []
@@ -240,16 +251,14 @@ def analyze(
     heldout, by_group, in_sample, band_held = _heldout_metrics(data, plan, tuning, target_error, n_resamples, seed, undefined)
     calibration = _calibration_table(data, plan, tuning)
     s_tuning, y_tuning = data.s[plan.tune], data.y[plan.tune]
-    final_cal = _fit_calibrator(calibrator, s_tuning, y_tuning)
+    choice = choose_calibrator(calibrator, s_tuning, y_tuning,
+                               group_folds(y_tuning, data.fold_groups[plan.tune], k_folds, seed), calibration)
+    final_cal = _fit_calibrator(choice.kind, s_tuning, y_tuning) if choice.kind != "raw" else None
     t = tuning.threshold
     t_cal = float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None
-    sp = None
     gens = [r.generator for r in data.ok]
-    if any(gens):
-        sp = self_preference(
-            data.s >= t, data.y, gens, self_generators,
-            n_resamples=max(500, n_resamples), n_permutations=max(500, n_resamples), seed=seed,
-        )
+    sp = self_preference(data.s >= t, data.y, gens, self_generators, n_resamples=max(500, n_resamples),
+                         n_permutations=max(500, n_resamples), seed=seed) if any(gens) else None
     ok = data.ok
     crit = criteria_thresholds(ok, strategy=str(st)) if any(r.labels and r.criteria for r in ok) else {}
     held = plan.held
@@ -258,8 +267,8 @@ def analyze(
         strategy=str(st), mode=plan.mode, mode_note=plan.note, threshold=float(t), threshold_calibrated=t_cal,
         n_tuning=int(plan.tune.sum()), n_heldout=int(held.sum()), heldout=heldout, heldout_by_group=by_group,
         in_sample=in_sample, abstain=tuning.band, abstain_heldout=band_held, calibration=calibration,
-        calibrator_kind=calibrator, calibrator=final_cal, self_pref=sp, criteria=crit,
-        y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row[calibrator][held], s_tuning=s_tuning,
+        calibrator_kind=choice.kind, calibrator=final_cal, self_pref=sp, criteria=crit, calibrator_choice=choice,
+        y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.kind, data.s)[held], s_tuning=s_tuning,
         y_tuning=y_tuning, notes=_data_notes(data), undefined_metrics=undefined,
     )
 

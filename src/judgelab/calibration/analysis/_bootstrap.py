@@ -206,6 +206,7 @@ def unpaired_difference(
     a: Sequence[np.ndarray],
     b: Sequence[np.ndarray],
     *,
+    units: tuple[Sequence, Sequence] | None = None,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
@@ -213,18 +214,24 @@ def unpaired_difference(
     """Interval of ``statistic(*b) - statistic(*a)`` for two independent samples, each resampled on its own.
 
     The rows of ``a`` are drawn first, then those of ``b``, from one seeded
-    generator; resamples where the difference is nan are left out.
+    generator; resamples where the difference is nan are left out. ``units``
+    (``(units_a, units_b)``, e.g. ``meta["pair"]`` groups) makes each side
+    draw its rows of one unit together.
     """
     rng = np.random.default_rng(seed)
 
-    def draws(arrays):
+    def draws(arrays, groups):
         arrays = [np.asarray(x) for x in arrays]
         point = statistic(*arrays)
-        idx = rng.integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
-        return point, np.array([statistic(*(x[i] for x in arrays)) for i in idx])
+        if groups is None:
+            idx = rng.integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
+        else:
+            idx = _cluster_indices(groups, n_resamples, rng)
+        return point, np.array([statistic(*(x[i] for x in arrays)) for i in idx], dtype=float)
 
-    pa, da = draws(a)
-    pb, db = draws(b)
+    ua, ub = units if units is not None else (None, None)
+    pa, da = draws(a, ua)
+    pb, db = draws(b, ub)
     d = db - da
     d = d[~np.isnan(d)]
     q = (1 - confidence) / 2

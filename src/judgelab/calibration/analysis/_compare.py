@@ -1,15 +1,20 @@
-"""Comparing two judges on the same rows: paired bootstrap and McNemar's test."""
+"""Comparing two judges on the same rows: paired bootstrap and McNemar's test.
+
+The bootstrap draws rows that share ``meta["pair"]`` together (``_pairing``),
+as the gate does: correlated rows are not independent evidence.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis._bootstrap import Interval
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
+from judgelab.calibration.analysis._pairing import PairResampling, grouped_bootstrap, pair_groups
 from judgelab.calibration.data._records import ScoreRecord
 from judgelab.errors import DataError
 
@@ -59,6 +64,8 @@ class Comparison:
     mcnemar_p: float
     only_a: int
     only_b: int
+    resampling: PairResampling = field(default_factory=lambda: PairResampling(0, 0))
+    """How the bootstrap drew the rows (``meta.pair`` groups together)."""
 
     def to_dict(self) -> dict:
         def num(x):
@@ -74,6 +81,7 @@ class Comparison:
             "mcnemar": {"only_a_correct": self.mcnemar_b, "only_b_correct": self.mcnemar_c, "p_value": self.mcnemar_p},
             "rows_only_in_a": self.only_a,
             "rows_only_in_b": self.only_b,
+            "resampling": self.resampling.to_dict(),
         }
 
 
@@ -95,7 +103,8 @@ def compare_runs(
     threshold_a, threshold_b
         Each judge's decision threshold.
     n_resamples, seed
-        Paired bootstrap settings (rows are resampled together).
+        Paired bootstrap settings: both judges' scores of a row are drawn
+        together, and so are rows of one ``meta["pair"]`` group (in either run).
 
     Raises
     ------
@@ -119,7 +128,8 @@ def compare_runs(
         mb = fast_binary_metrics(y, sb, threshold_b)
         return {k: mb[k] - ma[k] for k in COMPARED}
 
-    d = bootstrap_many(diff, [y, sa, sb], n_resamples=n_resamples, seed=seed)
+    groups = pair_groups([a[i].fold_key for i in ids], [b[i].fold_key for i in ids])
+    d, how = grouped_bootstrap(diff, [y, sa, sb], groups, n_resamples=n_resamples, seed=seed)
     correct_a = (sa >= threshold_a) == (y == 1)
     correct_b = (sb >= threshold_b) == (y == 1)
     mb_, mc_, p = mcnemar_test(correct_a, correct_b)
@@ -137,4 +147,5 @@ def compare_runs(
         mcnemar_p=p,
         only_a=len(a) - len(ids),
         only_b=len(b) - len(ids),
+        resampling=how,
     )

@@ -22,6 +22,12 @@ from judgelab.calibration.data._records import (
     read_scores,
     row_hash,
 )
+from judgelab.calibration.data._row_changes import (
+    PARTS,
+    RowChanges,
+    content_hashes,
+    row_changes,
+)
 from judgelab.calibration.data._rows import (
     LabelledRow,
     LabelledSet,
@@ -51,12 +57,15 @@ __all__ = [
     "LabelledSet",
     "METRICS_VERSION",
     "MetricsFile",
+    "PARTS",
+    "RowChanges",
     "RunMeta",
     "ScoreRecord",
     "TASKS",
     "Task",
     "TaskMetrics",
     "TaskThreshold",
+    "content_hashes",
     "default_set_path",
     "import_faithbench",
     "import_halueval_general",
@@ -71,6 +80,7 @@ __all__ = [
     "read_metrics",
     "read_scores",
     "resolve_set",
+    "row_changes",
     "row_hash",
     "rows_by_task",
     "write_metrics",

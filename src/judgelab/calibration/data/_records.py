@@ -34,7 +34,9 @@ class ScoreRecord(BaseModel):
 
     ``row_hash`` (``row_hash(row)``), ``spec_hash`` and ``evaluator_hash``
     say what was scored and by which judge: a resumed run reuses a record
-    only when all three still match (see ``plan_resume``).
+    only when all three still match (see ``plan_resume``). ``content_hashes``
+    hash each part of the row (documents, user text, response, other
+    fields) so that ``judgelab gate`` can say what changed in a row.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -63,6 +65,7 @@ class ScoreRecord(BaseModel):
     label_mass: float | None = None
     error: str | None = None
     row_hash: str | None = None
+    content_hashes: dict[str, str] | None = None
     evaluator_hash: str | None = None
 
     @property

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgelab.calibration.analysis._calibrators import make_calibrator
+from judgelab.calibration.analysis._calibrator_choice import check_calibrator_name
 from judgelab.calibration.analysis._thresholds import parse_strategy
 from judgelab.errors import check_parameter
 
@@ -26,7 +26,10 @@ class CalibrationOptions:
     threshold_strategy
         See ``parse_strategy``.
     calibrator
-        Calibrator to ship: ``temperature``, ``platt`` or ``isotonic``.
+        Calibrator to ship: ``auto`` (default: the lowest cross-validated
+        ECE on the tuning rows, ties to the simpler), ``raw`` (none),
+        ``temperature``, ``platt`` or ``isotonic``; one that makes the
+        held-out ECE worse than raw is replaced by raw (see ``analyze``).
     self_generators
         fnmatch patterns of the judge's own family; ``None``: the model spec's
         ``self_generators``.
@@ -42,7 +45,7 @@ class CalibrationOptions:
     """
 
     threshold_strategy: str = "balanced_accuracy"
-    calibrator: str = "platt"
+    calibrator: str = "auto"
     self_generators: Sequence[str] | None = None
     target_error: float = 0.1
     limit: int | None = None
@@ -57,7 +60,7 @@ class CalibrationOptions:
     def check(self, where: str = "calibrate") -> None:
         """Reject bad options before any row is read, scored or a model loaded."""
         parse_strategy(self.threshold_strategy)
-        make_calibrator(self.calibrator)
+        check_calibrator_name(self.calibrator)
         check_parameter(isinstance(self.target_error, (int, float)) and 0 < self.target_error < 1,
                         "target_error", where, "a number between 0 and 1 (exclusive)", self.target_error)
         check_parameter(self.limit is None or (_whole(self.limit) and self.limit >= 1), "limit", where,

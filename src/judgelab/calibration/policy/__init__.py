@@ -10,7 +10,9 @@ from judgelab.calibration.policy._estimate import (
     ppi_mean_interval,
 )
 from judgelab.calibration.policy._gate import (
+    GateBootstrap,
     GateResult,
+    GateTest,
     gate,
 )
 from judgelab.calibration.policy._ltt import (
@@ -34,7 +36,9 @@ from judgelab.calibration.policy._risk_bounds import (
 )
 
 __all__ = [
+    "GateBootstrap",
     "GateResult",
+    "GateTest",
     "LTTSettings",
     "PassRateEstimate",
     "Policy",

@@ -1,23 +1,31 @@
 """A drift gate for CI: has the judge, its prompt or its data changed beyond what was measured?
 
-``gate(baseline, new)`` compares two scored runs of one task and fails on the
-first of:
+``gate(baseline, new)`` compares two scored runs of one task and fails on
+any of:
 
 1. the judge changed: model spec hash, template hash, evaluator or the
    criteria (question definitions) differ;
-2. the label mix shifted: the share of label 1 moved by more than
+2. the labels changed: rows are matched by id, and more shared rows than
+   ``max_label_changes`` (default 5% of them) carry another label in the new
+   set. A relabelled set is drift in itself, whatever the metric says;
+3. the label mix shifted: the share of label 1 moved by more than
    ``label_tolerance`` (absolute), so the metric would not be comparable;
-3. the metric dropped beyond its uncertainty: a bootstrap interval of
-   ``new - baseline`` at the baseline's threshold. Paired (the shared rows
-   are resampled together, units of ``meta["pair"]`` as one) when the runs
-   share at least half of the new rows; unpaired (each run resampled on its
-   own) otherwise. With ``max_drop="auto"`` the gate fails when the whole
-   interval lies below 0; with a number ``X``, when it lies below ``-X``.
+4. the metric dropped beyond its uncertainty, at the baseline's threshold:
+   a **paired** bootstrap over the rows both runs scored, each row's
+   correctness under the baseline (its baseline label and score) against
+   its correctness under the new set (its new label and score), so a row
+   whose label, documents or response changed counts as what it is; rows of
+   one ``meta["pair"]`` group are drawn together. When some rows are in one
+   run only, an **unpaired** bootstrap of the whole runs (each resampled on
+   its own) is run as well, and the output says how many rows it covered.
+   With ``max_drop="auto"`` a test fails when its whole interval of
+   ``new - baseline`` lies below 0; with a number ``X``, below ``-X``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,17 +35,58 @@ import numpy as np
 from judgelab.calibration._options import with_overrides
 from judgelab.calibration.analysis._bootstrap import Interval, Resampling, paired_difference, unpaired_difference
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
+from judgelab.calibration.analysis._pairing import PairResampling, pair_groups
 from judgelab.calibration.data._records import ScoreRecord, judge_values
+from judgelab.calibration.data._row_changes import RowChanges, row_changes
 from judgelab.errors import DataError, JudgelabError
 
-__all__ = ["GateResult", "gate"]
+__all__ = ["GateBootstrap", "GateResult", "GateTest", "gate"]
 
 GATE_METRICS = ("accuracy", "balanced_accuracy", "f1", "mcc", "auroc", "auprc", "precision", "recall")
 
 
 @dataclass(frozen=True)
+class GateTest:
+    """One bootstrap test of ``new - baseline``: which test, on which rows, and its interval."""
+
+    kind: str  # "paired" | "unpaired"
+    difference: Interval
+    baseline: float
+    new: float
+    n_baseline: int
+    n_new: int
+    resampling: PairResampling
+    resampling_new: PairResampling | None = None
+
+    def describe(self, metric: str) -> str:
+        if self.kind == "paired":
+            rows = f"paired bootstrap on {self.n_new} shared rows ({self.resampling.describe()})"
+        else:
+            rows = (f"unpaired bootstrap on all rows ({self.n_baseline} baseline, {self.n_new} new; "
+                    f"baseline: {self.resampling.describe()}; new: {self.resampling_new.describe()})")
+        return (f"{rows}: {metric} baseline {self.baseline:.3f}, new {self.new:.3f}; "
+                f"new - baseline {self.difference:+.3f} ({self.difference.confidence:.0%} bootstrap interval)")
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "difference": self.difference.to_dict(), "baseline": _num(self.baseline),
+                "new": _num(self.new), "n_baseline": self.n_baseline, "n_new": self.n_new,
+                "resampling": self.resampling.to_dict(),
+                "resampling_new": self.resampling_new.to_dict() if self.resampling_new else None}
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+@dataclass(frozen=True)
 class GateResult:
-    """The gate's verdict: ``passed`` and, when it failed, ``reason`` (one line)."""
+    """The gate's verdict: ``passed`` and, when it failed, ``reason`` (one line).
+
+    ``tests`` holds the paired test (on the shared rows, when there are any)
+    and the unpaired one (when some rows are in one run only); ``difference``,
+    ``baseline``, ``new`` and ``paired`` are those of the first. ``changes``
+    says which shared rows changed and how.
+    """
 
     passed: bool
     reason: str
@@ -55,17 +104,24 @@ class GateResult:
     label_tolerance: float
     max_drop: float | None
     checks: dict[str, str] = field(default_factory=dict)
+    tests: tuple[GateTest, ...] = ()
+    changes: RowChanges | None = None
+    max_label_changes: int = 0
 
     def lines(self) -> list[str]:
-        """The comparison, for people."""
-        test = f"paired on {self.n_shared} shared rows" if self.paired else "unpaired"
-        out = [
-            f"{self.metric} at threshold {self.threshold:.3f}: baseline {self.baseline:.3f}, new {self.new:.3f} "
-            f"({test}; {self.n_baseline} baseline rows, {self.n_new} new); new - baseline {self.difference:+.3f} "
-            "(95% bootstrap interval)",
-            f"label 1 share: baseline {self.label_share_baseline:.3f}, new {self.label_share_new:.3f} "
-            f"(tolerance {self.label_tolerance:g})",
-        ]
+        """The comparison, for people: every test with the rows it covered, what changed, the checks."""
+        out = [f"{self.metric} at threshold {self.threshold:.3f}; {self.n_baseline} baseline rows, {self.n_new} new, "
+               f"{self.n_shared} shared (matched by id)"]
+        out += [t.describe(self.metric) for t in self.tests]
+        if self.changes is not None:
+            c = self.changes
+            out.append(f"rows changed since the baseline: {c.describe()} "
+                       f"(label changes allowed: {self.max_label_changes})")
+            if c.only_baseline or c.only_new:
+                out.append(f"not paired: {len(c.only_new)} rows only in the new set, "
+                           f"{len(c.only_baseline)} only in the baseline (compared unpaired)")
+        out.append(f"label 1 share: baseline {self.label_share_baseline:.3f}, new {self.label_share_new:.3f} "
+                   f"(tolerance {self.label_tolerance:g})")
         out += [f"{k}: {v}" for k, v in self.checks.items()]
         return out
 
@@ -74,7 +130,10 @@ class GateResult:
                 "baseline": self.baseline, "new": self.new, "difference": self.difference.to_dict(),
                 "paired": self.paired, "n_baseline": self.n_baseline, "n_new": self.n_new, "n_shared": self.n_shared,
                 "label_share_baseline": self.label_share_baseline, "label_share_new": self.label_share_new,
-                "label_tolerance": self.label_tolerance, "max_drop": self.max_drop, "checks": self.checks}
+                "label_tolerance": self.label_tolerance, "max_drop": self.max_drop, "checks": self.checks,
+                "tests": [t.to_dict() for t in self.tests],
+                "changes": self.changes.to_dict() if self.changes is not None else None,
+                "max_label_changes": self.max_label_changes}
 
 
 def _criteria(records: Sequence[ScoreRecord]) -> list[str]:
@@ -107,27 +166,106 @@ def _parse_max_drop(max_drop: str | float | None) -> float | None:
     return value
 
 
-def _difference(base: list[ScoreRecord], new: list[ScoreRecord], metric: str, threshold: float,
-                n_resamples: int, seed: int | None, confidence: float) -> tuple[Interval, bool, int]:
-    b = {r.id: r for r in base}
-    shared = [r for r in new if r.id in b and b[r.id].label == r.label]
-    paired = len(shared) >= max(1, len(new) / 2)
+def _parse_max_label_changes(value: str | float | int | None, n_shared: int) -> int:
+    """How many shared rows may change label: ``"5%"`` (of the shared rows), a fraction below 1, or a count."""
+    text = "5%" if value is None else str(value).strip()
+    bad = JudgelabError(f"--max-label-changes must be a percentage (5%), a fraction below 1 (0.05) or a count "
+                        f"of rows (3). Got {value!r} instead.")
+    m = re.fullmatch(r"(\d+(?:\.\d*)?)\s*%", text)
+    try:
+        number = float(m.group(1)) / 100 if m else float(text)
+    except ValueError:
+        raise bad from None
+    if math.isnan(number) or number < 0 or (m and number > 1):
+        raise bad
+    if m or number < 1:
+        return int(math.floor(number * n_shared + 1e-9))
+    if number != int(number):
+        raise bad
+    return int(number)
 
-    def value(y, s):
-        return fast_binary_metrics(y, s, threshold)[metric]
 
-    resampling = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    if paired:
-        y = np.array([r.label for r in shared])
-        sb = np.array([b[r.id].score for r in shared], dtype=float)
-        sn = np.array([r.score for r in shared], dtype=float)
-        units = np.array([r.fold_key for r in shared])
-        return paired_difference(value, [y], [sb], [sn], units=units, **resampling), True, len(shared)
+#: The gate's bootstrap settings (resamples, interval level, seed): the shared ``Resampling``.
+GateBootstrap = Resampling
 
-    def arrays(recs):
-        return [np.array([r.label for r in recs]), np.array([r.score for r in recs], dtype=float)]
 
-    return unpaired_difference(value, arrays(base), arrays(new), **resampling), False, len(shared)
+@dataclass(frozen=True)
+class _Settings:
+    metric: str
+    threshold: float
+    resampling: Resampling
+
+
+def _metric(y: np.ndarray, s: np.ndarray, st: _Settings) -> float:
+    return float(fast_binary_metrics(y, s, st.threshold)[st.metric])
+
+
+def _paired_test(base: dict[str, ScoreRecord], new: dict[str, ScoreRecord], ids: Sequence[str],
+                 st: _Settings) -> GateTest:
+    """Each shared id's correctness under the baseline against under the new set, groups drawn together."""
+    yb = np.array([base[i].label for i in ids])
+    sb = np.array([base[i].score for i in ids], dtype=float)
+    yn = np.array([new[i].label for i in ids])
+    sn = np.array([new[i].score for i in ids], dtype=float)
+    groups = pair_groups([base[i].fold_key for i in ids], [new[i].fold_key for i in ids])
+    rs = st.resampling
+    d = paired_difference(lambda y, s: _metric(y, s, st), [], [yb, sb], [yn, sn], units=groups,
+                          n_resamples=rs.n_resamples, confidence=rs.confidence, seed=rs.seed)
+    how = PairResampling(len(ids), len(np.unique(groups)))
+    return GateTest("paired", d, _metric(yb, sb, st), _metric(yn, sn, st), len(ids), len(ids), how)
+
+
+def _unpaired_test(base: Sequence[ScoreRecord], new: Sequence[ScoreRecord], st: _Settings) -> GateTest:
+    """The whole runs, each resampled on its own (by its meta.pair groups)."""
+
+    def side(recs):
+        groups = pair_groups([r.fold_key for r in recs])
+        arrays = [np.array([r.label for r in recs]), np.array([r.score for r in recs], dtype=float)]
+        return arrays, groups, PairResampling(len(recs), len(np.unique(groups)))
+
+    (ab, gb, hb), (an, gn, hn) = side(base), side(new)
+    rs = st.resampling
+    iv = unpaired_difference(lambda y, s: _metric(y, s, st), ab, an, units=(gb, gn),
+                             n_resamples=rs.n_resamples, confidence=rs.confidence, seed=rs.seed)
+    return GateTest("unpaired", iv, _metric(*ab, st), _metric(*an, st), len(base), len(new), hb, hn)
+
+
+def _check_inputs(baseline: Sequence[ScoreRecord], new: Sequence[ScoreRecord],
+                  metric: str) -> tuple[list[ScoreRecord], list[ScoreRecord]]:
+    if metric not in GATE_METRICS:
+        raise JudgelabError(f"The 'metric' parameter of gate must be one of {', '.join(GATE_METRICS)}. Got {metric!r} instead.")
+    base = list({r.id: r for r in baseline if r.ok}.values())
+    newr = list({r.id: r for r in new if r.ok}.values())
+    if not base or not newr:
+        raise DataError(f"The gate needs scored rows in both runs; the baseline has {len(base)}, the new run {len(newr)}.")
+    tasks = {r.task for r in base} | {r.task for r in newr}
+    if len(tasks) > 1:
+        raise DataError(f"The gate compares runs of one task; got {sorted(tasks)}. Gate each task separately.")
+    return base, newr
+
+
+def _first_failure(reason: str | None, changes: RowChanges, allowed: int, shares: tuple[float, float],
+                   label_tolerance: float, tests: Sequence[GateTest], bound: float, metric: str) -> str | None:
+    if reason is not None:
+        return reason
+    flipped = changes.label_changed
+    if len(flipped) > allowed:
+        share = len(flipped) / max(len(changes.shared), 1)
+        return (f"the labels of {len(flipped)} of {len(changes.shared)} shared rows changed ({share:.0%}), more "
+                f"than --max-label-changes allows ({allowed}): {', '.join(flipped[:10])}"
+                + (f" (+{len(flipped) - 10} more)" if len(flipped) > 10 else "")
+                + "; if the new labels are right, calibrate on the new set and make it the baseline")
+    share_b, share_n = shares
+    if abs(share_n - share_b) > label_tolerance:
+        return (f"the label mix shifted: label 1 share {share_b:.3f} -> {share_n:.3f} "
+                f"(more than the tolerance {label_tolerance:g})")
+    for t in tests:
+        if not math.isnan(t.difference.high) and t.difference.high < bound:
+            rows = (f"paired on {t.n_new} shared rows" if t.kind == "paired"
+                    else f"unpaired, {t.n_baseline} baseline and {t.n_new} new rows")
+            return (f"{metric} dropped from {t.baseline:.3f} to {t.new:.3f} ({t.difference:+.3f}, {rows}): "
+                    f"the whole {t.difference.confidence:.0%} interval is below {bound:+g}")
+    return None
 
 
 def gate(
@@ -138,15 +276,16 @@ def gate(
     metric: str = "balanced_accuracy",
     max_drop: str | float | None = "auto",
     label_tolerance: float = 0.1,
+    max_label_changes: str | float | int | None = "5%",
     resampling: Resampling | None = None,
     **overrides: Any,
 ) -> GateResult:
-    """Compare a new scored run with a baseline; fail on a changed judge, a shifted label mix or a real drop.
+    """Compare a new scored run with a baseline; fail on a changed judge, changed labels, a shifted mix or a drop.
 
     Parameters
     ----------
     baseline, new
-        Scored records of one task each (``read_scores``).
+        Scored records of one task each (``read_scores``); rows are matched by id.
     threshold
         The baseline's shipped threshold; both runs are thresholded there.
     metric
@@ -157,50 +296,40 @@ def gate(
         below ``-X``.
     label_tolerance
         The largest tolerated change in the share of label-1 rows.
+    max_label_changes
+        How many shared rows may carry another label in the new set:
+        ``"5%"`` (the default, of the shared rows), a fraction below 1, or a
+        count. More fails the gate by itself.
     resampling, overrides
-        A ``Resampling`` (``n_resamples``, ``confidence``, ``seed``), or those
-        fields as keywords: the bootstrap settings.
+        A ``Resampling`` (``n_resamples``, ``confidence``, ``seed``; also
+        exported as ``GateBootstrap``), or those fields as keywords: the
+        bootstrap settings.
 
     Returns
     -------
     GateResult
     """
     rs = with_overrides(Resampling, resampling, overrides, "gate")
-    n_resamples, confidence, seed = rs.n_resamples, rs.confidence, rs.seed
-    if metric not in GATE_METRICS:
-        raise JudgelabError(f"The 'metric' parameter of gate must be one of {', '.join(GATE_METRICS)}. Got {metric!r} instead.")
+    base, newr = _check_inputs(baseline, new, metric)
     limit = _parse_max_drop(max_drop)
-    base = [r for r in baseline if r.ok]
-    newr = [r for r in new if r.ok]
-    if not base or not newr:
-        raise DataError(f"The gate needs scored rows in both runs; the baseline has {len(base)}, the new run {len(newr)}.")
-    tasks = {r.task for r in base} | {r.task for r in newr}
-    if len(tasks) > 1:
-        raise DataError(f"The gate compares runs of one task; got {sorted(tasks)}. Gate each task separately.")
+    st = _Settings(metric, float(threshold), rs)
     reason, checks = _identity_change(base, newr)
-    share_b = float(np.mean([r.label for r in base]))
-    share_n = float(np.mean([r.label for r in newr]))
-    diff, paired, n_shared = _difference(base, newr, metric, threshold, n_resamples, seed, confidence)
-    if paired:  # the point values on the rows the paired test compares
-        ids = {r.id for r in newr}
-        base_cmp = [r for r in base if r.id in ids]
-        new_ids = {r.id for r in base_cmp}
-        new_cmp = [r for r in newr if r.id in new_ids]
-    else:
-        base_cmp, new_cmp = base, newr
-    mb = fast_binary_metrics(np.array([r.label for r in base_cmp]), np.array([r.score for r in base_cmp], dtype=float), threshold)
-    mn = fast_binary_metrics(np.array([r.label for r in new_cmp]), np.array([r.score for r in new_cmp], dtype=float), threshold)
-    if reason is None and abs(share_n - share_b) > label_tolerance:
-        reason = (f"the label mix shifted: label 1 share {share_b:.3f} -> {share_n:.3f} "
-                  f"(more than the tolerance {label_tolerance:g})")
+    changes = row_changes(base, newr)
+    allowed = _parse_max_label_changes(max_label_changes, len(changes.shared))
+    b, n = {r.id: r for r in base}, {r.id: r for r in newr}
+    tests: list[GateTest] = []
+    if changes.shared:
+        tests.append(_paired_test(b, n, changes.shared, st))
+    if changes.only_baseline or changes.only_new:
+        tests.append(_unpaired_test(base, newr, st))
+    shares = float(np.mean([r.label for r in base])), float(np.mean([r.label for r in newr]))
     bound = 0.0 if limit is None else -limit
-    if reason is None and not math.isnan(diff.high) and diff.high < bound:
-        reason = (f"{metric} dropped from {mb[metric]:.3f} to {mn[metric]:.3f} ({diff:+.3f}, "
-                  f"{'paired' if paired else 'unpaired'} bootstrap): the whole {confidence:.0%} interval is below "
-                  f"{bound:+g}")
+    reason = _first_failure(reason, changes, allowed, shares, label_tolerance, tests, bound, metric)
+    first = tests[0]
     return GateResult(
         passed=reason is None, reason=reason or "", metric=metric, threshold=float(threshold),
-        baseline=float(mb[metric]), new=float(mn[metric]), difference=diff, paired=paired,
-        n_baseline=len(base), n_new=len(newr), n_shared=n_shared, label_share_baseline=share_b,
-        label_share_new=share_n, label_tolerance=label_tolerance, max_drop=limit, checks=checks,
+        baseline=first.baseline, new=first.new, difference=first.difference, paired=first.kind == "paired",
+        n_baseline=len(base), n_new=len(newr), n_shared=len(changes.shared), label_share_baseline=shares[0],
+        label_share_new=shares[1], label_tolerance=label_tolerance, max_drop=limit, checks=checks,
+        tests=tuple(tests), changes=changes, max_label_changes=allowed,
     )

@@ -41,7 +41,8 @@ def _reliability(a: "Analysis") -> bytes:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.5, 4.2))
     ax.plot([0, 1], [0, 1], ls="--", c="grey", lw=1, label="perfect")
-    for scores, name in ((a.s, "raw"), (a.s_cal, f"{a.calibrator_kind} (held-out)")):
+    shown = ((a.s, "raw"),) if a.calibrator_kind == "raw" else ((a.s, "raw"), (a.s_cal, f"{a.calibrator_kind} (held-out)"))
+    for scores, name in shown:
         ok = ~np.isnan(scores)
         if ok.sum() == 0:
             continue

@@ -76,8 +76,7 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
         [[k + (" (shipped)" if k == a.calibrator_kind else ""), str(v.get("n")), _f(v["ece_before"]), _f(v["ece_after"]),
           _f(v["ece_equal_mass_before"]), _f(v["ece_equal_mass_after"]), _f(v["brier_before"]), _f(v["brier_after"])]
          for k, v in a.calibration.items()],
-        (f"The shipped {a.calibrator_kind} calibrator is fitted on the {a.n_tuning} tuning rows; "
-         f"with it, the threshold on calibrated scores is {_f(a.threshold_calibrated)}."),
+        _calibrator_note(a),
     ))
     b, bh = a.abstain, a.abstain_heldout
     tables.append((
@@ -106,6 +105,15 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
             "Written to criteria-thresholds.json for CriteriaJudge.",
         ))
     return tables
+
+
+def _calibrator_note(a: "Analysis") -> str:
+    """Which calibrator is shipped and why (``Analysis.calibrator_choice``)."""
+    why = f"Shipped: {a.calibrator_choice.reason}. " if a.calibrator_choice is not None else ""
+    if a.calibrator_kind == "raw":
+        return why + "No calibrator file is written; scores are served as the judge gives them."
+    return (why + f"The {a.calibrator_kind} calibrator is fitted on the {a.n_tuning} tuning rows; "
+            f"with it, the threshold on calibrated scores is {_f(a.threshold_calibrated)}.")
 
 
 def write_report(
@@ -193,6 +201,8 @@ def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[st
         if a.calibrator is not None:
             written[f"calibrator-{t}"] = a.calibrator.save(out / f"calibrator-{t}.json")
             metrics["tasks"][t]["calibrator_file"] = written[f"calibrator-{t}"].name
+        else:  # raw scores shipped: a calibrator file from an earlier run must not be picked up
+            (out / f"calibrator-{t}.json").unlink(missing_ok=True)
         if a.criteria:
             written[f"criteria-{t}"] = write_criteria_thresholds(
                 a.criteria, out / f"criteria-thresholds-{t}.json", model=meta.get("model"), strategy=a.strategy

@@ -10,6 +10,7 @@ from typing import Any
 
 from judgelab.calibration.data._records import ScoreRecord, row_hash
 from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data._row_changes import content_hashes
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import EvaluationResponse, Evaluator, EvaluatorIdentity, evaluate_many, judgment_detail
 
@@ -72,6 +73,7 @@ def _record(
         label_mass=resp.metadata.get("label_mass") if resp is not None else None,
         error=error,
         row_hash=row_hash(row),
+        content_hashes=content_hashes(row),
         evaluator_hash=identity.evaluator_hash if identity is not None else None,
     )
     return rec.model_dump(exclude_none=True)

@@ -197,11 +197,7 @@ class RayExecutor:
         try:
             ray.init(address=self.address, **options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ExecutorError(
-                f"Cannot connect to the Ray cluster at {self.address or 'RAY_ADDRESS'}: {str(exc).rstrip('.')}. Start one with "
-                "'ray start --head', pass its address (HOST:PORT), or use 'local' to start one in this process.",
-                executor="ray",
-            ) from exc
+            raise _connect_error(self.address, exc) from exc
         logger.info("connected to Ray (%s)", self.address or "default address")
         return True
 
@@ -398,6 +394,24 @@ class _Scheduler:
             retried_blocks=self.retried,
             restarted_replicas=self.restarted,
         )
+
+
+def _connect_error(address: str | None, exc: BaseException) -> ExecutorError:
+    """One line, in judgelab's words, for a cluster that cannot be reached (Ray's own message is multi-line)."""
+    if address in (None, "auto") and isinstance(exc, ConnectionError):
+        return ExecutorError(
+            "--ray found no running Ray cluster (address 'auto': RAY_ADDRESS is not set and no cluster was "
+            "started on this machine). Use '--ray local' to start one in this process, or run 'ray start --head' "
+            "to start one to share and pass --ray again.",
+            executor="ray",
+        )
+    first = " ".join(str(exc).split(". ")[0].split()) or type(exc).__name__
+    return ExecutorError(
+        f"Cannot connect to the Ray cluster at {address}: {first.rstrip('.')}. Check the address (HOST:PORT or "
+        "ray://HOST:10001), run 'ray start --head' to start a cluster, or use '--ray local' to start one in "
+        "this process.",
+        executor="ray",
+    )
 
 
 def _init_failed(exc: BaseException) -> bool:

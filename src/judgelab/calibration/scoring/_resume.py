@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.calibration.data._records import ScoreRecord, row_hash
+from judgelab.calibration.data._row_changes import content_hashes
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import DataError
 from judgelab.evaluators import EvaluatorIdentity
@@ -121,4 +122,4 @@ def _refuse_other_judge(records: Sequence[ScoreRecord], identity: EvaluatorIdent
 
 def row_fields(row: LabelledRow) -> dict[str, Any]:
     return {"task": row.task, "label": row.label, "group": row.group, "generator": row.generator,
-            "split": row.split, "fold_group": row.fold_group}
+            "split": row.split, "fold_group": row.fold_group, "content_hashes": content_hashes(row)}

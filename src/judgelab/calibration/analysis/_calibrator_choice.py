@@ -1,0 +1,149 @@
+"""Which calibrator to ship, from held-out evidence.
+
+``calibrator="auto"`` (the default) picks, on the tuning rows, the candidate
+with the lowest cross-validated ECE: ``raw`` (no calibrator), ``temperature``,
+``platt`` or ``isotonic``; candidates within ``TIE`` of the best count as
+tied, and a tie goes to the simpler one (in that order). An explicit name is
+shipped as asked. Either way, a calibrator that makes the held-out ECE worse
+than the raw scores is not shipped: raw is, and the reason says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from judgelab.calibration.analysis._calibrators import CALIBRATORS, make_calibrator
+from judgelab.calibration.analysis._metrics import fast_binary_metrics
+from judgelab.errors import JudgelabError
+
+__all__ = ["CALIBRATOR_CHOICES", "CalibratorChoice", "check_calibrator_name", "choose_calibrator"]
+
+#: Simplest first: a tie goes to the earlier one.
+CANDIDATES: tuple[str, ...] = ("raw", "temperature", "platt", "isotonic")
+CALIBRATOR_CHOICES: tuple[str, ...] = ("auto", *CANDIDATES)
+#: Cross-validated ECEs closer than this are a tie.
+TIE = 0.005
+
+
+def check_calibrator_name(name: str) -> str:
+    """``name`` if it is ``auto``, ``raw`` or a calibrator kind; else a ``JudgelabError`` listing them."""
+    if name not in CALIBRATOR_CHOICES:
+        raise JudgelabError(f"Unknown calibrator {name!r}; choose one of {', '.join(CALIBRATOR_CHOICES)}.")
+    return name
+
+
+@dataclass(frozen=True)
+class CalibratorChoice:
+    """The shipped calibrator (``kind``, ``"raw"`` for none), what was asked, and why.
+
+    Attributes
+    ----------
+    kind
+        ``raw``, ``temperature``, ``platt`` or ``isotonic``.
+    requested
+        ``auto`` or the name asked for.
+    reason
+        One sentence for the report.
+    cv_ece
+        ``{candidate: ECE}`` cross-validated on the tuning rows (``auto`` only).
+    guarded
+        True when the calibrator asked for or picked was replaced by raw
+        because it made the held-out ECE worse.
+    """
+
+    kind: str
+    requested: str
+    reason: str
+    cv_ece: Mapping[str, float] = field(default_factory=dict)
+    guarded: bool = False
+
+    def to_dict(self) -> dict:
+        return {"shipped": self.kind, "requested": self.requested, "reason": self.reason,
+                "cv_ece": {k: (None if math.isnan(v) else v) for k, v in self.cv_ece.items()},
+                "replaced_by_raw": self.guarded}
+
+
+def _ece(y: np.ndarray, s: np.ndarray) -> float:
+    return float(fast_binary_metrics(y, s, 0.5)["ece"]) if len(y) else math.nan
+
+
+def cross_validated_ece(s: np.ndarray, y: np.ndarray, folds: Sequence[np.ndarray]) -> dict[str, float]:
+    """ECE of each candidate over the pooled out-of-fold predictions (raw: the scores themselves)."""
+    out = {"raw": _ece(y, s)}
+    for kind in CALIBRATORS:
+        pred = np.full(len(s), np.nan)
+        for test in folds:
+            train = np.ones(len(s), dtype=bool)
+            train[test] = False
+            try:
+                pred[test] = make_calibrator(kind).fit(s[train], y[train]).predict(s[test])
+            except Exception:  # e.g. one class among a fold's training rows
+                pass
+        ok = ~np.isnan(pred)
+        out[kind] = _ece(y[ok], pred[ok]) if ok.all() else math.nan
+    return out
+
+
+def _pick(cv: Mapping[str, float]) -> str:
+    usable = {k: v for k, v in cv.items() if not math.isnan(v)}
+    if not usable:
+        return "raw"
+    best = min(usable.values())
+    return next(k for k in CANDIDATES if k in usable and usable[k] <= best + TIE)
+
+
+def _auto(s: np.ndarray, y: np.ndarray, folds: Sequence[np.ndarray] | None) -> CalibratorChoice:
+    if not folds:
+        return CalibratorChoice("raw", "auto", "raw scores shipped: too few tuning rows of each class to "
+                                "cross-validate a calibrator (pass --calibrator NAME to fit one anyway)")
+    cv = cross_validated_ece(s, y, folds)
+    kind = _pick(cv)
+    table = ", ".join(f"{k} {v:.3f}" for k, v in cv.items() if not math.isnan(v))
+    what = "raw scores (no calibrator)" if kind == "raw" else f"the {kind} calibrator"
+    return CalibratorChoice(kind, "auto", f"auto picked {what}: the lowest {len(folds)}-fold cross-validated ECE "
+                            f"on the {len(y)} tuning rows ({table}; within {TIE:g} the simpler one wins)", cv)
+
+
+def choose_calibrator(
+    requested: str,
+    s_tuning: np.ndarray,
+    y_tuning: np.ndarray,
+    folds: Sequence[np.ndarray] | None,
+    heldout: Mapping[str, Mapping[str, float]],
+) -> CalibratorChoice:
+    """Pick the calibrator to ship.
+
+    Parameters
+    ----------
+    requested
+        ``auto``, ``raw`` or a calibrator kind.
+    s_tuning, y_tuning
+        The tuning rows' scores and labels.
+    folds
+        Test-row indices of cross-validation folds over the tuning rows
+        (``None`` when there are too few rows).
+    heldout
+        The analysis' held-out calibration table: ``{kind: {"ece_before",
+        "ece_after", ...}}``; a calibrator whose ``ece_after`` exceeds its
+        ``ece_before`` is replaced by raw scores.
+    """
+    check_calibrator_name(requested)
+    if requested == "auto":
+        choice = _auto(np.asarray(s_tuning, dtype=float), np.asarray(y_tuning), folds)
+    elif requested == "raw":
+        choice = CalibratorChoice("raw", "raw", "raw scores shipped, as asked (--calibrator raw)")
+    else:
+        choice = CalibratorChoice(requested, requested, f"the {requested} calibrator, as asked (--calibrator {requested})")
+    if choice.kind == "raw":
+        return choice
+    row = heldout.get(choice.kind, {})
+    before, after = row.get("ece_before", math.nan), row.get("ece_after", math.nan)
+    if not (math.isnan(before) or math.isnan(after)) and after > before:
+        return CalibratorChoice("raw", requested, f"{choice.reason}; but it made the held-out ECE worse than the raw "
+                                f"scores ({before:.3f} -> {after:.3f}), so raw scores are shipped instead",
+                                choice.cv_ece, guarded=True)
+    return choice
