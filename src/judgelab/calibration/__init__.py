@@ -13,6 +13,10 @@ intervals in a "Robustness" section.
 
 from judgelab.calibration._analysis import Analysis, analyze
 from judgelab.calibration._bootstrap import Interval, bootstrap_interval, bootstrap_many
+from judgelab.calibration._cascade_fit import CascadeFit, CascadeFitOptions, cascade_decisions, fit_cascade_arrays
+from judgelab.calibration._cascade_policy import CascadePolicy, CascadeStage, aligned_stages, fit_cascade, load_cascade
+from judgelab.calibration._cascade_report import heldout_cascade, write_cascade_report
+from judgelab.calibration._jury_report import JuryReport, fleiss_kappa, jury_report
 from judgelab.calibration._calibrators import (
     CALIBRATORS,
     Calibrator,
@@ -78,6 +82,20 @@ from judgelab.calibration._thresholds import (
 )
 
 __all__ = [
+    "CascadeFit",
+    "CascadeFitOptions",
+    "CascadePolicy",
+    "CascadeStage",
+    "JuryReport",
+    "aligned_stages",
+    "cascade_decisions",
+    "fit_cascade",
+    "fit_cascade_arrays",
+    "fleiss_kappa",
+    "heldout_cascade",
+    "jury_report",
+    "load_cascade",
+    "write_cascade_report",
     "ATTACKS",
     "CONSISTENCY_CHECKS",
     "DEFAULT_ATTACKS",

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "judgelab.cli.policy",
     "judgelab.cli.gate",
     "judgelab.cli.estimate",
+    "judgelab.cli.cascade",
 )
 
 

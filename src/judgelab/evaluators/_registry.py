@@ -171,3 +171,33 @@ register_evaluator(
     "relevancy", _relevancy, task="relevancy", default_for_task=True,
     description="Is the response in line with the query and the context? (Spring AI RelevancyEvaluator)",
 )
+
+
+def _cascade(model: Any, policy: Any = None, **options: Any) -> Any:
+    from judgelab.errors import ParameterError
+    from judgelab.evaluators.cascade import build_cascade
+
+    if policy is None:
+        raise ParameterError("The 'cascade' evaluator needs policy= (a fitted cascade: "
+                             "judgelab.calibration.load_cascade('cascade.json')).")
+    return build_cascade(model, policy, **options)
+
+
+def _jury(model: Any, members: Any = ("gemma-3-270m", "smollm2-135m"), combine: str = "mean-logit",
+          evaluator: str | None = None, task: str = "fact-check", **model_options: Any) -> Any:
+    from judgelab.engine import load_model
+    from judgelab.evaluators.jury import Jury
+
+    own = getattr(model, "id", None)
+    models = [model if m == own else load_model(m, **model_options) for m in members]
+    return Jury([build_evaluator(evaluator, m, task=task) for m in models], combine=combine, names=list(members))
+
+
+register_evaluator(
+    "cascade", _cascade, task="fact-check",
+    description="A fitted cascade of judges (policy=load_cascade('cascade.json')): cheap stage first, escalate the rest.",
+)
+register_evaluator(
+    "jury", _jury, task="fact-check",
+    description="A jury of judges of several families (members=..., combine='mean-logit' or 'vote').",
+)
