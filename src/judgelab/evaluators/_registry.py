@@ -190,7 +190,9 @@ def _jury(model: Any, members: Any = ("gemma-3-270m", "smollm2-135m"), combine: 
 
     own = getattr(model, "id", None)
     models = [model if m == own else load_model(m, **model_options) for m in members]
-    return Jury([build_evaluator(evaluator, m, task=task) for m in models], combine=combine, names=list(members))
+    jury = Jury([build_evaluator(evaluator, m, task=task) for m in models], combine=combine, names=list(members))
+    jury.owned = [m for m, name in zip(models, members) if name != own]
+    return jury
 
 
 register_evaluator(

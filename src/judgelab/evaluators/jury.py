@@ -72,6 +72,13 @@ class Jury(BaseEvaluator):
         self.combine = combine
         self.threshold = float(threshold)
         self.names = list(names) if names else [stage_name(j) for j in self.jurors]
+        self.owned: list[Any] = []  # models this jury loaded (the registry's); closed by close()
+
+    def close(self) -> None:
+        """Close the models this jury loaded itself (none unless built by the registry)."""
+        for model in self.owned:
+            model.close()
+        self.owned = []
 
     @property
     def template_hash(self) -> str:
