@@ -227,3 +227,35 @@ def test_the_registry_builds_a_cascade_from_a_fitted_one(runs):
     policy = fit_cascade(recs, CascadeFitOptions(alpha=0.15))
     with pytest.raises(ParameterError, match="needs policy="):
         build_evaluator("cascade", None)
+
+
+class Hashed:
+    """A stage whose score is a fixed function of the claim's text (no model)."""
+
+    def __init__(self, salt: str, spec_hash: str) -> None:
+        self.salt, self.template_hash, self._spec = salt, f"tpl-{salt}", spec_hash
+
+    def identity(self) -> EvaluatorIdentity:
+        return EvaluatorIdentity(self._spec, self.salt)
+
+    def evaluate(self, request: EvaluationRequest) -> EvaluationResponse:
+        import hashlib
+
+        h = int(hashlib.sha256((self.salt + request.response_content).encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        return EvaluationResponse(h >= 0.5, h, "hashed", {"prompt_tokens": 5})
+
+
+def test_calibrate_and_gate_take_a_cascade_like_any_evaluator(tmp_path):
+    from pathlib import Path
+
+    from judgelab.calibration import calibrate, gate, read_scores
+
+    starter = Path(__file__).resolve().parents[1] / "calibration" / "starter.jsonl"
+    cascade = Cascade([Hashed("a", "spec-a"), Hashed("b", "spec-b")], bands=[(0.2, 0.8), (0.5, 0.5)])
+    result = calibrate("gemma-3-270m", starter, tmp_path / "run", task=["fact-check"], evaluators={"fact-check": cascade},
+                       n_resamples=50, figures=False, progress=False)  # every row is scored by the cascade: no model loads
+    records = read_scores(result.files["scores"] if "scores" in result.files else tmp_path / "run" / "scores.jsonl")
+    assert records and {r.evaluator for r in records} == {"Cascade"}
+    assert {r.template_hash for r in records} == {cascade.template_hash}
+    assert all(r.prompt_tokens in (5, 10) for r in records)
+    assert gate(records, records).passed

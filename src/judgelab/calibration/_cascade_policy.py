@@ -240,11 +240,13 @@ def fit_cascade(stage_records: Sequence[Sequence[ScoreRecord]], options: Cascade
     al = aligned_stages(stage_records, names)
     costs, unit = _stage_costs(al, options, names)
     fit = fit_cascade_arrays(al.scores, al.labels, al.units, replace(options, costs=costs))
-    return _policy(fit, al, options, costs, unit, names=names, models=models, runs=runs, set_name=set_name)
+    options = replace(options, costs=costs)
+    return _policy(fit, al, options, unit, names=names, models=models, runs=runs, set_name=set_name)
 
 
-def _policy(fit: CascadeFit, al: StageRows, options: CascadeFitOptions, costs, unit, *, names, models, runs,
+def _policy(fit: CascadeFit, al: StageRows, options: CascadeFitOptions, unit: str, *, names, models, runs,
             set_name) -> CascadePolicy:
+    costs = options.stage_costs(len(al.records))
     stages = []
     for k, recs in enumerate(al.records):
         lower, upper = fit.bands[k]
@@ -253,7 +255,7 @@ def _policy(fit: CascadeFit, al: StageRows, options: CascadeFitOptions, costs, u
             spec_hash=_one({r.spec_hash for r in recs}, "spec hash", k, names[k]),
             template_hash=_one({r.template_hash for r in recs}, "template hash", k, names[k]),
             lower=lower, upper=upper, cost=costs[k], run=runs[k] if runs else None))
-    abstain = replace(options, costs=costs).abstain(np.asarray(costs))
+    abstain = options.abstain(np.asarray(costs))
     note = fit.note + (f" {al.dropped} row(s) not scored by every stage were left out." if al.dropped else "")
     return CascadePolicy(
         task=al.task, stages=stages, alpha=options.alpha, delta=options.delta, feasible=fit.feasible, n=fit.n,
