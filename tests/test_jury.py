@@ -85,3 +85,23 @@ def _auroc(y, s):
     from sklearn.metrics import roc_auc_score
 
     return roc_auc_score(y, s)
+
+
+def test_cli_jury_writes_the_report(tmp_path, capsys):
+    from judgelab.cli import main
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 120)
+    gens = rng.choice(["google/gemini-1.5", "acme/other"], 120)
+    folders = []
+    for k, model in enumerate(("gemma-3-270m", "smollm2-135m")):
+        s = np.clip(0.5 + (y - 0.5) * (0.3 + 0.2 * k) + rng.normal(0, 0.2, 120), 0, 1)
+        folder = tmp_path / model
+        folder.mkdir()
+        (folder / "scores.jsonl").write_text("".join(r.model_dump_json(exclude_none=True) + "\n"
+                                                     for r in _records(s, y, gens, model)))
+        folders.append(str(folder))
+    assert main(["jury", *folders, "--combine", "vote", "--resamples", "100", "--out", str(tmp_path / "jury")]) == 0
+    text = (tmp_path / "jury" / "jury.md").read_text()
+    assert "Jury (vote) of gemma-3-270m, smollm2-135m on 120 rows" in text
+    assert "| gemma | smollm |" in text  # the families, from the model specs
