@@ -59,6 +59,13 @@ def test_a_cascade_of_the_real_judges_records_stages_scores_and_tokens(rows, fit
         build_evaluator("cascade", judge_model, policy=policy, stage_models=[None, None])
 
 
+def test_a_cascade_file_is_named_in_the_registry(fitted, judge_model, smollm_model, tmp_path):
+    policy, _ = fitted
+    path = policy.save(tmp_path / "cascade.json")
+    cascade = build_evaluator(f"cascade@{path}", judge_model, stage_models=[smollm_model, None])
+    assert [b.lower for b in cascade.bands] == [s.lower for s in policy.stages] and cascade.names[0] == "smollm2-135m"
+
+
 def test_the_server_applies_a_cascade(fitted, rows, judge_model, smollm_model):
     from judgelab.server import ServerThread, create_app
 
@@ -77,7 +84,7 @@ def test_the_server_applies_a_cascade(fitted, rows, judge_model, smollm_model):
 
 
 def test_a_jury_of_two_families_through_the_registry(rows, judge_model):
-    jury = build_evaluator("jury", judge_model, members=("gemma-3-270m", "smollm2-135m"), n_threads=1)
+    jury = build_evaluator("jury@gemma-3-270m,smollm2-135m", judge_model, n_threads=1)
     try:
         assert jury.jurors[0].model is judge_model  # the given model is reused, the other family loaded
         resp = jury.evaluate(_request(rows[0]))

@@ -176,8 +176,10 @@ def make_evaluator(name: str | None, task: str, model: Any) -> Any:
             ev = getattr(importlib.import_module(module), attr)(model)
         except (ImportError, AttributeError) as exc:
             raise JudgelabError(f"Cannot load evaluator {base!r}: {exc}. Give 'module:callable'.") from exc
-    else:
-        raise JudgelabError(f"Unknown evaluator {base!r}; known: {', '.join(EVALUATORS)} or 'module:callable'.")
+    else:  # the one registry: cascade@cascade.json, jury@MODEL,MODEL and whatever else is registered
+        from judgelab.evaluators import build_evaluator
+
+        ev = build_evaluator(base, model, task=task)
     return fenced(ev) if suffix else ev
 
 

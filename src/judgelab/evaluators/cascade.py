@@ -13,17 +13,19 @@ stage sees are sent to it, batched through ``evaluate_many``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-from judgelab.errors import ParameterError, PolicyMismatchError
+from judgelab.errors import DataError, ParameterError, PolicyMismatchError
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many
 
-__all__ = ["Cascade", "CascadeBand", "CascadePolicyLike", "build_cascade", "load_stage_models", "stage_name",
-           "stage_template_hash"]
+__all__ = ["Cascade", "CascadeBand", "CascadePolicyLike", "build_cascade", "load_stage_models", "read_cascade_file",
+           "stage_name", "stage_template_hash"]
 
 
 @dataclass(frozen=True)
@@ -249,3 +251,43 @@ def build_cascade(model: Any, policy: CascadePolicyLike, *, stage_models: Sequen
         name = st.evaluator if st.evaluator in evaluator_names() else None
         stages.append(build_evaluator(name, model if m is None else m, task=policy.task))
     return Cascade(stages, policy=policy)
+
+
+@dataclass(frozen=True)
+class _FileStage:
+    name: str
+    model: str | None = None
+    evaluator: str | None = None
+    spec_hash: str | None = None
+    template_hash: str | None = None
+    lower: float | None = None
+    upper: float | None = None
+
+
+@dataclass(frozen=True)
+class _CascadeFile:
+    task: str
+    stages: tuple[_FileStage, ...]
+    alpha: float
+    delta: float
+    n: int
+    extra: dict = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {"kind": "cascade", "task": self.task, "alpha": self.alpha, "delta": self.delta, "n": self.n,
+                "stages": [s.name for s in self.stages], "bands": [(s.lower, s.upper) for s in self.stages]}
+
+
+def read_cascade_file(path: str | Path) -> CascadePolicyLike:
+    """The stages and bands of a ``cascade.json`` (for ``cascade@FILE``; ``judgelab.calibration.load_cascade``
+    reads and validates the whole file)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        keys = ("name", "model", "evaluator", "spec_hash", "template_hash", "lower", "upper")
+        stages = tuple(_FileStage(**{k: s.get(k) for k in keys}) for s in doc["stages"])
+        return _CascadeFile(doc["task"], stages, float(doc["alpha"]), float(doc["delta"]), int(doc["n"]))
+    except OSError as exc:
+        raise DataError(f"Cannot read cascade file {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path} is not a judgelab cascade ({exc!r}); write one with 'judgelab cascade fit'.",
+                        path=str(path)) from exc
