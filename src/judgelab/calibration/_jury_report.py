@@ -90,7 +90,7 @@ class JuryReport:
 
 
 def _metrics(y, s, passed) -> dict[str, float]:
-    m = fast_binary_metrics(y, s, 0.5)
+    m = fast_binary_metrics(y, s, 0.5)  # AUROC and ECE do not depend on the threshold
     tpr = passed[y == 1].mean() if (y == 1).any() else math.nan
     tnr = (~passed[y == 0]).mean() if (y == 0).any() else math.nan
     return {"auroc": m["auroc"], "balanced_accuracy": float((tpr + tnr) / 2), "ece": m["ece"]}
@@ -98,20 +98,29 @@ def _metrics(y, s, passed) -> dict[str, float]:
 
 def jury_report(member_records: Sequence[Sequence[ScoreRecord]], *, combine: str = "mean-logit",
                 names: Sequence[str] | None = None, families: Sequence[str] | None = None,
-                self_generators: Sequence[Sequence[str]] | None = None, n_resamples: int = 1000,
-                seed: int | None = 0) -> JuryReport:
+                self_generators: Sequence[Sequence[str]] | None = None, thresholds: Sequence[float] | None = None,
+                n_resamples: int = 1000) -> JuryReport:
     """Measure a jury of the members' runs (same rows) against each member.
 
     ``families`` and ``self_generators`` (fnmatch patterns per member) default to the members' model specs.
+    ``thresholds`` are the members' decision thresholds (e.g. each run's shipped one): a member passes a row
+    at or above its threshold, and a ``mean-logit`` jury at the mean logit of the thresholds; without them
+    the records' own ``passed`` (and 0.5 for the jury). Bootstrap seed 0.
     """
+    seed = 0
     names = list(names or [next((r.model for r in recs if r.model), f"juror {k + 1}")
                            for k, recs in enumerate(member_records)])
     al = aligned_stages(member_records, names)
     fams, pats = _families(names, families, self_generators)
-    passed = np.array([[bool(r.passed if r.passed is not None else r.score >= 0.5) for r in recs]
-                       for recs in al.records])
+    if thresholds is not None:
+        passed = al.scores >= np.asarray(thresholds, dtype=float)[:, None]
+        cut = float(combine_scores(np.asarray(thresholds, dtype=float)[:, None], combine="mean-logit")[0])
+    else:
+        passed = np.array([[bool(r.passed if r.passed is not None else r.score >= 0.5) for r in recs]
+                           for recs in al.records])
+        cut = 0.5
     jury = combine_scores(al.scores, passed, combine)  # type: ignore[arg-type]
-    jury_passed = jury > 0.5 if combine == "vote" else jury >= 0.5
+    jury_passed = jury > 0.5 if combine == "vote" else jury >= cut
     y = al.labels
     metrics = {"jury": _metrics(y, jury, jury_passed)}
     metrics.update({n: _metrics(y, al.scores[k], passed[k]) for k, n in enumerate(names)})

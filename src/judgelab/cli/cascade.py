@@ -41,13 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a jury of judges from their runs on the same rows: metrics with paired intervals, kappa, self-preference",
         description="Combine the members' saved scores with the Jury evaluator's rule and compare the jury "
         "with each member on the same rows (AUROC, balanced accuracy, ECE with paired bootstrap intervals), "
-        "with Fleiss' kappa and self-preference per family (on sets whose rows name their generator).",
+        "with Fleiss' kappa and self-preference per family (on sets whose rows name their generator). Each member "
+        "decides at its run's shipped threshold (metrics.json), the mean-logit jury at their mean logit.",
     )
     j.add_argument("runs", nargs="+", metavar="RUN", help="calibrate output folders (or scores.jsonl), one per member")
     j.add_argument("--task", help="the task, when the runs hold several")
     j.add_argument("--combine", default="mean-logit", choices=("mean-logit", "vote"), help="default mean-logit")
     j.add_argument("--resamples", type=int, default=1000)
-    j.add_argument("--seed", type=int, default=0)
     j.add_argument("--out", default="runs/jury", help="output folder for jury.md (default runs/jury)")
     j.set_defaults(func=run_jury)
 
@@ -68,7 +68,7 @@ def _load(runs, task):
     from judgelab.cli._runs import load_run
 
     loaded = [load_run(r, task) for r in runs]
-    return [recs for recs, *_ in loaded], loaded[0][3].get("set")
+    return [recs for recs, *_ in loaded], loaded[0][3].get("set"), [th for _, _, th, _ in loaded]
 
 
 def run_fit(args: argparse.Namespace) -> int:
@@ -76,7 +76,7 @@ def run_fit(args: argparse.Namespace) -> int:
 
     if not args.runs:
         raise ParameterError("judgelab cascade fit needs at least one run (one per stage).")
-    records, set_name = _load(args.runs, args.task)
+    records, set_name, _ = _load(args.runs, args.task)
     options = CascadeFitOptions(alpha=args.alpha, delta=args.delta, costs=_costs(args.cost, len(records)),
                                 abstain_cost=args.abstain_cost, seed=args.seed)
     policy = fit_cascade(records, options, runs=[str(r) for r in args.runs], set_name=set_name)
@@ -96,8 +96,8 @@ def run_fit(args: argparse.Namespace) -> int:
 def run_jury(args: argparse.Namespace) -> int:
     from judgelab.calibration import jury_report
 
-    records, _ = _load(args.runs, args.task)
-    report = jury_report(records, combine=args.combine, n_resamples=args.resamples, seed=args.seed)
+    records, _, thresholds = _load(args.runs, args.task)
+    report = jury_report(records, combine=args.combine, thresholds=thresholds, n_resamples=args.resamples)
     path = report.write(Path(args.out) / "jury.md")
     print("\n".join(report.lines()))
     print(f"report: {path}")
