@@ -259,3 +259,11 @@ def test_calibrate_and_gate_take_a_cascade_like_any_evaluator(tmp_path):
     assert {r.template_hash for r in records} == {cascade.template_hash}
     assert all(r.prompt_tokens in (5, 10) for r in records)
     assert gate(records, records).passed
+
+
+def test_serve_refuses_a_file_that_is_not_a_cascade_before_loading_a_model(tmp_path, capsys):
+    bad = tmp_path / "cascade.json"
+    bad.write_text(json.dumps({"kind": "cascade", "stages": []}))
+    assert main(["serve", "--cascade", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a judgelab cascade" in err[0]
