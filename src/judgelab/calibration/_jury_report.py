@@ -76,8 +76,13 @@ class JuryReport:
             cells = []
             for f in self.families:
                 sp = fams[f]
-                cells.append(f"{sp.gap_pos:+.3f} (p = {sp.p_value_pos:.2g})" if sp.measurable
-                             else f"n/a: {sp.message.removeprefix('not measurable on this set: ')}")
+                if sp.measurable:
+                    cells.append(f"{sp.gap_pos:+.3f} (p = {sp.p_value_pos:.2g})")
+                elif math.isnan(sp.gap_pos.estimate):
+                    cells.append(f"n/a: {sp.message.removeprefix('not measurable on this set: ')}")
+                else:  # the point estimate, not concluded
+                    cells.append(f"{sp.gap_pos.estimate:+.3f}, not concluded: "
+                                 f"{sp.message.removeprefix('not measurable on this set: ')}")
             out.append(f"| {system} | " + " | ".join(cells) + " |")
         return out
 
