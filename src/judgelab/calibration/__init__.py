@@ -96,7 +96,16 @@ from judgelab.calibration.analysis import (
     write_criteria_thresholds,
 )
 from judgelab.calibration.policy import (
+    CascadeFit,
+    CascadeFitOptions,
+    CascadePolicy,
+    CascadeStage,
     GateResult,
+    aligned_stages,
+    cascade_decisions,
+    fit_cascade,
+    fit_cascade_arrays,
+    load_cascade,
     LTTSettings,
     PassRateEstimate,
     Policy,
@@ -109,6 +118,11 @@ from judgelab.calibration.policy import (
     ppi_mean_interval,
 )
 from judgelab.calibration.report import (
+    JuryReport,
+    fleiss_kappa,
+    heldout_cascade,
+    jury_report,
+    write_cascade_report,
     write_report,
 )
 from judgelab.calibration.pipeline import (
@@ -132,6 +146,20 @@ from judgelab.calibration.robustness import (
 )
 
 __all__ = [
+    "CascadeFit",
+    "CascadeFitOptions",
+    "CascadePolicy",
+    "CascadeStage",
+    "JuryReport",
+    "aligned_stages",
+    "cascade_decisions",
+    "fit_cascade",
+    "fit_cascade_arrays",
+    "fleiss_kappa",
+    "heldout_cascade",
+    "jury_report",
+    "load_cascade",
+    "write_cascade_report",
     "ATTACKS",
     "AbstainBand",
     "Analysis",

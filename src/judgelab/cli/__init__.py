@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "judgelab.cli.policy",
     "judgelab.cli.gate",
     "judgelab.cli.estimate",
+    "judgelab.cli.cascade",
 )
 
 
