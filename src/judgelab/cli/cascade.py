@@ -68,7 +68,7 @@ def _load(runs, task):
     from judgelab.cli._runs import load_run
 
     loaded = [load_run(r, task) for r in runs]
-    return [recs for recs, *_ in loaded], loaded[0][3].get("set"), [th for _, _, th, _ in loaded]
+    return [recs for recs, *_ in loaded], loaded[0][3].set, [th for _, _, th, _ in loaded]
 
 
 def run_fit(args: argparse.Namespace) -> int:
