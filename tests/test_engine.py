@@ -1,4 +1,8 @@
-"""The llama.cpp engine on the real gemma-3-270m GGUF: mechanics, not accuracy."""
+"""The llama.cpp engine on the real gemma-3-270m GGUF: mechanics, not accuracy.
+
+Tests whose behaviour depends on the tokenizer take ``any_judge`` and run on both
+embedded judges (gemma-3-270m and smollm2-135m).
+"""
 
 from __future__ import annotations
 
@@ -12,9 +16,9 @@ from judgelab.errors import ContextLengthError, LabelError, SpecError
 
 YES_NO = ("Yes", "No")
 
-def test_probabilities_are_a_distribution(judge_model, engine_prompts):
+def test_probabilities_are_a_distribution(any_judge, engine_prompts):
     for prompt in engine_prompts:
-        probs = judge_model.probabilities(prompt, YES_NO)
+        probs = any_judge.probabilities(prompt, YES_NO)
         assert set(probs) == set(YES_NO)
         assert all(0.0 <= p <= 1.0 for p in probs.values())
         assert math.isclose(sum(probs.values()), 1.0, abs_tol=1e-9)
@@ -27,13 +31,13 @@ def test_same_input_same_probability(judge_model, engine_prompts):
     assert first == pytest.approx(second, abs=1e-6)
 
 
-def test_batch_agrees_with_scoring_each_prompt_alone(judge_model, mixed_prompts):
+def test_batch_agrees_with_scoring_each_prompt_alone(any_judge, mixed_prompts):
     prompts = mixed_prompts(50)
     assert len(prompts) == 50
-    batch = judge_model.batch_probabilities(prompts, YES_NO)
+    batch = any_judge.batch_probabilities(prompts, YES_NO)
     for prompt, b in zip(prompts, batch):
-        judge_model.backend.reset_cache()
-        single = judge_model.probabilities(prompt, YES_NO)
+        any_judge.backend.reset_cache()
+        single = any_judge.probabilities(prompt, YES_NO)
         for label in YES_NO:
             assert abs(single[label] - b[label]) <= 1e-4, (prompt, single, b)
 
@@ -54,13 +58,13 @@ def test_packed_batches_share_prefixes_and_stay_close(mixed_prompts):
         exact.close()
 
 
-def test_generate_returns_exactly_one_label(judge_model, adversarial_prompts):
+def test_generate_returns_exactly_one_label(any_judge, adversarial_prompts):
     for prompt in adversarial_prompts:
-        text = judge_model.generate(judge_model.render(prompt), max_tokens=2, allowed=YES_NO)
+        text = any_judge.generate(any_judge.render(prompt), max_tokens=2, allowed=YES_NO)
         assert text in YES_NO, (prompt, text)
     # Other label sets too, including multi-letter and digit labels.
-    assert judge_model.generate("Pick a letter:", allowed=("A", "B", "C", "D")) in {"A", "B", "C", "D"}
-    assert judge_model.generate("Rate 1 to 5:", allowed=tuple("12345")) in set("12345")
+    assert any_judge.generate("Pick a letter:", allowed=("A", "B", "C", "D")) in {"A", "B", "C", "D"}
+    assert any_judge.generate("Rate 1 to 5:", allowed=tuple("12345")) in set("12345")
 
 
 def test_generate_picks_the_most_likely_label(judge_model, engine_prompts):
@@ -74,18 +78,18 @@ def test_generate_needs_labels(judge_model):
         judge_model.generate("Hello", allowed=[])
 
 
-def test_labels_that_share_a_token_are_refused(judge_model):
+def test_labels_that_share_a_token_are_refused(any_judge):
     with pytest.raises(LabelError, match="not distinct"):
-        judge_model.probabilities("x", ("Yes", "yes"))
+        any_judge.probabilities("x", ("Yes", "yes"))
     with pytest.raises(LabelError, match="at least two"):
-        judge_model.probabilities("x", ("Yes",))
+        any_judge.probabilities("x", ("Yes",))
 
 
-def test_variants_are_pooled(judge_model):
-    resolved = judge_model.resolve_labels(YES_NO)
+def test_variants_are_pooled(any_judge):
+    resolved = any_judge.resolve_labels(YES_NO)
     yes_tokens = resolved.tokens_of(0)
     assert len(yes_tokens) >= 2  # "Yes" and " Yes" (and lower-case forms) are distinct tokens
-    texts = {judge_model.backend.token_text(t).strip().lower() for t in yes_tokens}
+    texts = {any_judge.backend.token_text(t).strip().lower() for t in yes_tokens}
     assert texts == {"yes"}
 
 
@@ -98,12 +102,12 @@ def test_prompt_longer_than_context_names_both_lengths(judge_model):
     assert str(err.n_tokens) in str(err) and str(err.n_ctx) in str(err)
 
 
-def test_shared_prefix_is_not_recomputed(judge_model):
-    backend = judge_model.backend
+def test_shared_prefix_is_not_recomputed(any_judge):
+    backend = any_judge.backend
     document = "Document: " + " ".join(f"Fact number {i} is about item {i}." for i in range(60))
-    judge_model.probabilities(document + "\nClaim: item 3 exists. Answer:", YES_NO)
+    any_judge.probabilities(document + "\nClaim: item 3 exists. Answer:", YES_NO)
     before = backend.tokens_evaluated
-    judge_model.probabilities(document + "\nClaim: item 99 exists. Answer:", YES_NO)
+    any_judge.probabilities(document + "\nClaim: item 99 exists. Answer:", YES_NO)
     new_tokens = backend.tokens_evaluated - before
     assert 0 < new_tokens < 20, new_tokens
 

@@ -23,10 +23,10 @@ LABEL_SETS = [
 ]
 
 
-def test_labels_resolve_as_before_on_the_gguf_tokenizer(judge_model):
+def test_labels_resolve_as_before_on_the_gguf_tokenizer(any_judge):
     for labels in LABEL_SETS:
-        alone = resolve_labels(labels, lambda text: judge_model.backend.tokenize(text, add_bos=False))
-        assert judge_model.resolve_labels(labels) == alone, labels
+        alone = resolve_labels(labels, lambda text: any_judge.backend.tokenize(text, add_bos=False))
+        assert any_judge.resolve_labels(labels) == alone, labels
 
 
 @pytest.fixture(scope="module")

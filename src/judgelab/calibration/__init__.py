@@ -105,7 +105,16 @@ from judgelab.calibration.analysis import (
 )
 from judgelab.calibration.policy import (
     GateBootstrap,
+    CascadeFit,
+    CascadeFitOptions,
+    CascadePolicy,
+    CascadeStage,
     GateResult,
+    aligned_stages,
+    cascade_decisions,
+    fit_cascade,
+    fit_cascade_arrays,
+    load_cascade,
     LTTSettings,
     PassRateEstimate,
     Policy,
@@ -118,6 +127,11 @@ from judgelab.calibration.policy import (
     ppi_mean_interval,
 )
 from judgelab.calibration.report import (
+    JuryReport,
+    fleiss_kappa,
+    heldout_cascade,
+    jury_report,
+    write_cascade_report,
     write_report,
 )
 from judgelab.calibration.pipeline import (
@@ -141,6 +155,20 @@ from judgelab.calibration.robustness import (
 )
 
 __all__ = [
+    "CascadeFit",
+    "CascadeFitOptions",
+    "CascadePolicy",
+    "CascadeStage",
+    "JuryReport",
+    "aligned_stages",
+    "cascade_decisions",
+    "fit_cascade",
+    "fit_cascade_arrays",
+    "fleiss_kappa",
+    "heldout_cascade",
+    "jury_report",
+    "load_cascade",
+    "write_cascade_report",
     "ATTACKS",
     "AbstainBand",
     "Analysis",

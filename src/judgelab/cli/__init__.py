@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "judgelab.cli.policy",
     "judgelab.cli.gate",
     "judgelab.cli.estimate",
+    "judgelab.cli.cascade",
 )
 
 

@@ -35,6 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--num-predict", type=int, default=2, help="Ollama num_predict when a request sets none (default 2)")
     p.add_argument("--graceful-timeout", type=float, default=None,
                    help="seconds to wait for in-flight requests on shutdown (default: until they finish)")
+    p.add_argument("--cascade", metavar="CASCADE_JSON",
+                   help="a fitted cascade (judgelab cascade fit) served as the 'cascade' evaluator on /v1/evaluate; "
+                   "--model judges the stages whose spec it has, the other stages' models are loaded too; "
+                   "refused when a stage's spec or template hash differs")
     p.set_defaults(func=run)
 
 
@@ -64,9 +68,23 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"judgelab serve: error: {exc}", file=sys.stderr)
         return 2
-    model = load_model(args.model, backend=args.backend, **model_options(args))
+    options = model_options(args)
+    cascade = None
+    if getattr(args, "cascade", None):
+        from judgelab.calibration import load_cascade
+
+        cascade = load_cascade(args.cascade)  # a bad file is refused before any model loads
+    model = load_model(args.model, backend=args.backend, **options)
+    stage_models: list = []
     try:
-        app = create_app(model, config)
+        evaluators = None
+        if cascade is not None:
+            from judgelab.evaluators import build_cascade, load_stage_models
+
+            stage_models = load_stage_models(model, cascade, backend=args.backend, **options)
+            build_cascade(model, cascade, stage_models=stage_models)  # refuses a stage of another judge now
+            evaluators = {"cascade": lambda m, t: build_cascade(m, cascade, stage_models=stage_models)}
+        app = create_app(model, config, evaluators=evaluators)
         labels = app.state.judge.labels
         print(f"judgelab serve: {model.id} ({model.info().backend}, n_ctx {model.n_ctx}) on "
               f"http://{args.host}:{args.port}  labels {','.join(labels)}"
@@ -74,5 +92,7 @@ def run(args: argparse.Namespace) -> int:
         level = ["warning", "info", "debug"][min(getattr(args, "verbose", 0) + 1, 2)]
         serve(app, host=args.host, port=args.port, log_level=level, graceful_s=args.graceful_timeout)
     finally:
+        for m in {id(m): m for m in stage_models if m is not None}.values():
+            m.close()
         model.close()
     return 0

@@ -40,9 +40,19 @@ from judgelab.evaluators.fact_checking import (
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
 from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
 from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
+from judgelab.evaluators.cascade import Cascade, CascadeBand
+from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
+from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
 
 __all__ = [
     "Attempt",
+    "COMBINE_RULES",
+    "Cascade",
+    "CascadeBand",
+    "Jury",
+    "build_cascade",
+    "combine_scores",
+    "load_stage_models",
     "BESPOKE_FACT_CHECK_TEMPLATE",
     "BaseEvaluator",
     "ScoreCalibrator",

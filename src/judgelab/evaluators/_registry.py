@@ -3,7 +3,9 @@
 Calibration, stress, tuning, the server, the MCP server, the pytest plugin and
 the CLI all build evaluators by name through this module, so a name means the
 same evaluator everywhere. A name is one of the registered names, optionally
-followed by ``+fenced`` (the fenced template of that evaluator), or
+followed by ``+fenced`` (the fenced template of that evaluator), by
+``@ARG`` for an evaluator that takes one argument in its name (``cascade@cascade.json``,
+``jury@gemma-3-270m,smollm2-135m``), or
 ``module:callable`` naming a function that takes the model and returns an
 evaluator.
 
@@ -46,6 +48,7 @@ class RegisteredEvaluator:
     build: EvaluatorBuilder
     task: str | None = None
     description: str = ""
+    argument: str | None = None  # the option that ``NAME@ARG`` sets
 
 
 _REGISTRY: dict[str, RegisteredEvaluator] = {}
@@ -60,17 +63,19 @@ def register_evaluator(
     description: str = "",
     default_for_task: bool = False,
     replace: bool = False,
+    argument: str | None = None,
 ) -> RegisteredEvaluator:
     """Register ``build(model, **options)`` under ``name``; return the entry.
 
     ``default_for_task`` makes it the evaluator that scores ``task`` rows when
     no evaluator is named. Registering a taken name raises unless ``replace``.
+    ``argument`` names the option that ``NAME@ARG`` sets (as a string).
     """
-    if not name or "+" in name or ":" in name:
-        raise JudgelabError(f"Evaluator name {name!r} must be non-empty and contain neither '+' nor ':'.")
+    if not name or "+" in name or ":" in name or "@" in name:
+        raise JudgelabError(f"Evaluator name {name!r} must be non-empty and contain none of '+', ':', '@'.")
     if name in _REGISTRY and not replace:
         raise JudgelabError(f"An evaluator named {name!r} is already registered; pass replace=True to replace it.")
-    entry = RegisteredEvaluator(name=name, build=build, task=task, description=description)
+    entry = RegisteredEvaluator(name=name, build=build, task=task, description=description, argument=argument)
     _REGISTRY[name] = entry
     if default_for_task:
         if task is None:
@@ -132,7 +137,16 @@ def build_evaluator(name: str | None, model: Any, *, task: str | None = None, **
             raise JudgelabError("build_evaluator needs an evaluator name or a task.")
         name = default_evaluator_name(task)
     base, fence = _split_name(name)
-    builder = _import_builder(base) if ":" in base else registered_evaluator(base).build
+    if ":" in base:
+        builder = _import_builder(base)
+    else:
+        base, at, arg = base.partition("@")
+        entry = registered_evaluator(base)
+        builder = entry.build
+        if at:
+            if entry.argument is None:
+                raise JudgelabError(f"Evaluator {base!r} takes no '@' argument (got {name!r}).")
+            options = {entry.argument: arg, **options}
     evaluator = builder(model, **options)
     if fence:
         from judgelab.evaluators._fence import fenced
@@ -171,3 +185,5 @@ register_evaluator(
     "relevancy", _relevancy, task="relevancy", default_for_task=True,
     description="Is the response in line with the query and the context? (Spring AI RelevancyEvaluator)",
 )
+
+# "cascade" and "jury" are registered by judgelab.evaluators._ensembles (they build evaluators by name).

@@ -35,8 +35,31 @@ from judgelab.calibration.policy._risk_bounds import (
     rows_needed,
 )
 
+from judgelab.calibration.policy._cascade_fit import (
+    CascadeFit,
+    CascadeFitOptions,
+    cascade_decisions,
+    fit_cascade_arrays,
+)
+from judgelab.calibration.policy._cascade_policy import (
+    CascadePolicy,
+    CascadeStage,
+    aligned_stages,
+    fit_cascade,
+    load_cascade,
+)
+
 __all__ = [
     "GateBootstrap",
+    "CascadeFit",
+    "CascadeFitOptions",
+    "CascadePolicy",
+    "CascadeStage",
+    "aligned_stages",
+    "cascade_decisions",
+    "fit_cascade",
+    "fit_cascade_arrays",
+    "load_cascade",
     "GateResult",
     "GateTest",
     "LTTSettings",

@@ -18,7 +18,22 @@ from judgelab.calibration.report._report import (
     write_report,
 )
 
+from judgelab.calibration.report._cascade_report import (
+    heldout_cascade,
+    write_cascade_report,
+)
+from judgelab.calibration.report._jury_report import (
+    JuryReport,
+    fleiss_kappa,
+    jury_report,
+)
+
 __all__ = [
+    "JuryReport",
+    "fleiss_kappa",
+    "heldout_cascade",
+    "jury_report",
+    "write_cascade_report",
     "Deployment",
     "analysis_figures",
     "deployment_for",

@@ -1,0 +1,247 @@
+"""``Cascade``: several evaluators as one, each deciding where its band certifies and escalating the rest.
+
+Stage ``k`` FAILs a request whose score is below its band's ``lower``, PASSes
+one at or above its ``upper``, and hands the rest to stage ``k + 1``; the
+last stage decides, or abstains (to a person). The bands come from
+``judgelab cascade fit`` (``judgelab.calibration.fit_cascade``), which
+bounds the error of the whole cascade among the requests it decides.
+
+Any ``Evaluator`` can be a stage: a judgelab evaluator over a local model,
+a remote one over HTTP, a rubric or a criteria judge. Only the requests a
+stage sees are sent to it, batched through ``evaluate_many``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from judgelab.errors import DataError, ParameterError, PolicyMismatchError
+from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
+from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
+from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many
+
+__all__ = ["Cascade", "CascadeBand", "CascadePolicyLike", "build_cascade", "load_stage_models", "read_cascade_file",
+           "stage_name", "stage_template_hash"]
+
+
+@dataclass(frozen=True)
+class CascadeBand:
+    """One stage's band: FAIL below ``lower``, PASS at or above ``upper``, escalate between (``None``: no threshold)."""
+
+    lower: float | None
+    upper: float | None
+
+    def decide(self, score: float) -> str:
+        """``"fail"``, ``"pass"`` or ``"escalate"``."""
+        if self.lower is not None and score < self.lower:
+            return "fail"
+        if self.upper is not None and score >= self.upper:
+            return "pass"
+        return "escalate"
+
+
+class _StageLike(Protocol):
+    name: str
+    model: str | None
+    evaluator: str | None
+    lower: float | None
+    upper: float | None
+    spec_hash: str | None
+    template_hash: str | None
+
+
+class CascadePolicyLike(Protocol):
+    """What ``Cascade`` reads of a fitted cascade (``judgelab.calibration.CascadePolicy``)."""
+
+    stages: Sequence[_StageLike]
+    task: str
+    alpha: float
+    delta: float
+    n: int
+
+    def summary(self) -> dict[str, Any]: ...
+
+
+def stage_name(evaluator: Any) -> str:
+    """A readable name for a stage: its model id, else its class name."""
+    model = getattr(getattr(evaluator, "model", None), "id", None)
+    return str(model) if model else type(evaluator).__name__
+
+
+def stage_template_hash(evaluator: Any) -> str | None:
+    """The stage's template hash (``YesNoEvaluator.template_hash``), or ``None``."""
+    value = getattr(evaluator, "template_hash", None)
+    return value if isinstance(value, str) else None
+
+
+def _check_stage(k: int, evaluator: Any, want: _StageLike) -> None:
+    ident = evaluator_identity(evaluator)
+    have = {"spec hash": ident.spec_hash, "template hash": stage_template_hash(evaluator)}
+    wanted = {"spec hash": want.spec_hash, "template hash": want.template_hash}
+    bad = [f"cascade {n} {wanted[n]}, stage {n} {have[n]}" for n in wanted if wanted[n] is not None and wanted[n] != have[n]]
+    if bad:
+        raise PolicyMismatchError(
+            f"Stage {k + 1} of the cascade ({stage_name(evaluator)}) is not the judge the cascade was fitted for "
+            f"(stage {want.name!r}): {'; '.join(bad)}. Build that stage from its spec, or refit the cascade "
+            "(judgelab cascade fit).",
+            expected=wanted, actual=have,
+        )
+
+
+class Cascade(BaseEvaluator):
+    """Judge with the cheap evaluator first and escalate what it cannot decide.
+
+    Parameters
+    ----------
+    stages
+        The evaluators, cheapest first (at least one).
+    policy
+        A fitted cascade (``judgelab.calibration.load_cascade``): its bands,
+        and the spec and template hash every stage must have (checked here;
+        ``PolicyMismatchError`` names the stage that differs).
+    bands
+        Bands given directly instead (``CascadeBand`` or ``(lower, upper)``
+        per stage); no hashes are checked.
+    names
+        Names for the stages in metadata (default: their model ids).
+
+    Notes
+    -----
+    ``passed`` is true on a PASS decision; an abstention (the last stage's
+    band) is ``passed=False`` with ``metadata["decision"] == "abstain"``.
+    ``score`` is the deciding stage's score (the last stage's on an
+    abstention). ``metadata["cascade"]`` holds the deciding stage, every
+    consulted stage's score and decision, and the prompt tokens spent.
+    """
+
+    name = "cascade"
+
+    def __init__(self, stages: Sequence[Evaluator], policy: CascadePolicyLike | None = None, *,
+                 bands: Sequence[CascadeBand | tuple[float | None, float | None]] | None = None,
+                 names: Sequence[str] | None = None) -> None:
+        self.stages = list(stages)
+        if not self.stages:
+            raise ParameterError("A Cascade needs at least one stage; got none. Pass the evaluators, cheapest first.")
+        if (policy is None) == (bands is None):
+            raise ParameterError("Give a Cascade either policy= (a fitted cascade) or bands=, not both or neither.")
+        if policy is not None:
+            wanted = list(policy.stages)
+            if len(wanted) != len(self.stages):
+                raise PolicyMismatchError(
+                    f"The cascade was fitted for {len(wanted)} stages ({', '.join(s.name for s in wanted)}) but "
+                    f"got {len(self.stages)}; pass one evaluator per fitted stage, in order.",
+                    expected={"stages": len(wanted)}, actual={"stages": len(self.stages)},
+                )
+            for k, (ev, want) in enumerate(zip(self.stages, wanted)):
+                _check_stage(k, ev, want)
+            bands = [CascadeBand(s.lower, s.upper) for s in wanted]
+            names = names or [s.name for s in wanted]
+        self.bands = [b if isinstance(b, CascadeBand) else CascadeBand(*b) for b in bands]
+        if len(self.bands) != len(self.stages):
+            raise ParameterError(f"A Cascade of {len(self.stages)} stages needs {len(self.stages)} bands; got {len(self.bands)}.")
+        self.policy = policy
+        self.names = list(names) if names else [stage_name(s) for s in self.stages]
+
+    @property
+    def template_hash(self) -> str:
+        """A hash of the stages' template hashes and the bands."""
+        return config_hash("cascade-template", {"stages": [stage_template_hash(s) for s in self.stages],
+                                                "bands": [(b.lower, b.upper) for b in self.bands]})
+
+    def identity(self) -> EvaluatorIdentity:
+        """No single spec hash; the evaluator hash covers every stage's identity and the bands."""
+        stages = [evaluator_identity(s) for s in self.stages]
+        return EvaluatorIdentity(None, config_hash("cascade", {
+            "stages": [(i.spec_hash, i.evaluator_hash) for i in stages],
+            "bands": [(b.lower, b.upper) for b in self.bands]}))
+
+    def evaluate_many(self, requests: Iterable[EvaluationRequest]) -> list[EvaluationResponse]:
+        requests = list(requests)
+        trail: list[list[tuple[int, EvaluationResponse, str]]] = [[] for _ in requests]
+        pending = list(range(len(requests)))
+        last = len(self.stages) - 1
+        for k, (stage, band) in enumerate(zip(self.stages, self.bands)):
+            if not pending:
+                break
+            answers = evaluate_many(stage, [requests[i] for i in pending])
+            still = []
+            for i, resp in zip(pending, answers):
+                decision = band.decide(float(resp.score))
+                if decision == "escalate":
+                    decision = "abstain" if k == last else "escalate"
+                    if k < last:
+                        still.append(i)
+                trail[i].append((k, resp, decision))
+            pending = still
+        return [self._response(t) for t in trail]
+
+    def _response(self, trail: list[tuple[int, EvaluationResponse, str]]) -> EvaluationResponse:
+        k, resp, decision = trail[-1]
+        stages, tokens = [], 0
+        for j, r, d in trail:
+            detail = judgment_detail(r)
+            t = int(detail.prompt_tokens or 0)
+            tokens += t
+            stages.append({"stage": j + 1, "name": self.names[j], "score": float(r.score), "decision": d,
+                           "prompt_tokens": t, "model": detail.model})
+        decided_by = None if decision == "abstain" else k + 1
+        meta: dict[str, Any] = {
+            "evaluator": self.name, "decision": decision, "decided_by": decided_by,
+            "decided_by_name": self.names[k] if decided_by else None,
+            "cascade": {"stages": stages, "prompt_tokens": tokens, "bands": [(b.lower, b.upper) for b in self.bands]},
+            "prompt_tokens": tokens, "score": float(resp.score),
+        }
+        if self.policy is not None:
+            meta["policy"] = self.policy.summary()
+        where = f"stage {k + 1} ({self.names[k]})"
+        feedback = (f"{decision.upper()} by {where}: score {resp.score:.3f}." if decided_by else
+                    f"ABSTAIN: no stage could decide; the last, {where}, scored {resp.score:.3f} inside its band.")
+        base = judgment_detail(resp)
+        detail = JudgmentDetail(evaluator=self.name, raw_score=float(resp.score), probabilities=base.probabilities,
+                                model=base.model, spec_hash=base.spec_hash, prompt_tokens=tokens)
+        return EvaluationResponse(passed=decision == "pass", score=float(resp.score), feedback=feedback,
+                                  metadata=meta, detail=detail)
+
+
+@dataclass(frozen=True)
+class _FileStage:
+    name: str
+    model: str | None = None
+    evaluator: str | None = None
+    spec_hash: str | None = None
+    template_hash: str | None = None
+    lower: float | None = None
+    upper: float | None = None
+
+
+@dataclass(frozen=True)
+class _CascadeFile:
+    task: str
+    stages: tuple[_FileStage, ...]
+    alpha: float
+    delta: float
+    n: int
+    extra: dict = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {"kind": "cascade", "task": self.task, "alpha": self.alpha, "delta": self.delta, "n": self.n,
+                "stages": [s.name for s in self.stages], "bands": [(s.lower, s.upper) for s in self.stages]}
+
+
+def read_cascade_file(path: str | Path) -> CascadePolicyLike:
+    """The stages and bands of a ``cascade.json`` (for ``cascade@FILE``; ``judgelab.calibration.load_cascade``
+    reads and validates the whole file)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        keys = ("name", "model", "evaluator", "spec_hash", "template_hash", "lower", "upper")
+        stages = tuple(_FileStage(**{k: s.get(k) for k in keys}) for s in doc["stages"])
+        return _CascadeFile(doc["task"], stages, float(doc["alpha"]), float(doc["delta"]), int(doc["n"]))
+    except OSError as exc:
+        raise DataError(f"Cannot read cascade file {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path} is not a judgelab cascade ({exc!r}); write one with 'judgelab cascade fit'.",
+                        path=str(path)) from exc
