@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from judgelab.calibration.policy._cascade_fit import CascadeFit, CascadeFitOptions, fit_cascade_arrays
 from judgelab.calibration.policy._policy import CITATION
 from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.policy._json_files import load_json_model, save_json_model
 from judgelab.errors import DataError, ParameterError
 
 __all__ = ["CascadePolicy", "CascadeStage", "StageRows", "aligned_stages", "fit_cascade", "load_cascade"]
@@ -101,10 +102,7 @@ class CascadePolicy(BaseModel):
 
     def save(self, path: str | Path) -> Path:
         """Write ``cascade.json``; returns the path."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        return path
+        return save_json_model(self, path)
 
 
 def load_cascade(path: str | Path) -> CascadePolicy:
@@ -115,16 +113,8 @@ def load_cascade(path: str | Path) -> CascadePolicy:
     DataError
         If the file cannot be read or is not a cascade.
     """
-    path = Path(path)
-    try:
-        return CascadePolicy.model_validate_json(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"Cannot read cascade file {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or None
-        raise DataError(f"{path} is not a judgelab cascade (field {field!r}: {err.get('msg')}). "
-                        "Write one with 'judgelab cascade fit RUN_1 RUN_2 ...'.", path=str(path), field=field) from exc
+    return load_json_model(CascadePolicy, path, kind="cascade",
+                           hint="Write one with 'judgelab cascade fit RUN_1 RUN_2 ...'.")
 
 
 class StageRows:

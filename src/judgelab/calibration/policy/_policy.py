@@ -54,11 +54,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from judgelab.calibration.policy._ltt import LTTSettings, PolicyFit, Risk, fit_arrays, policy_decisions
 from judgelab.calibration._options import with_overrides
 from judgelab.calibration.data._records import ScoreRecord, judge_values
+from judgelab.calibration.policy._json_files import load_json_model, save_json_model
 from judgelab.errors import DataError, PolicyMismatchError
 
 __all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_and_save_policy", "fit_arrays", "fit_policy", "heldout_policy", "load_policy", "policy_decisions"]
@@ -160,10 +161,7 @@ class Policy(BaseModel):
 
     def save(self, path: str | Path) -> Path:
         """Write the policy as JSON; returns the path."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        return path
+        return save_json_model(self, path)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -174,16 +172,7 @@ def load_policy(path: str | Path) -> Policy:
     DataError
         If the file cannot be read or is not a policy.
     """
-    path = Path(path)
-    try:
-        return Policy.model_validate_json(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"Cannot read policy file {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or None
-        raise DataError(f"{path} is not a judgelab policy (field {field!r}: {err.get('msg')}). "
-                        "Write one with 'judgelab policy RUN'.", path=str(path), field=field) from exc
+    return load_json_model(Policy, path, kind="policy", hint="Write one with 'judgelab policy RUN'.")
 
 
 def _one_task(records: Sequence[ScoreRecord]) -> tuple[str, list[ScoreRecord]]:
