@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from judgelab.engine import load_model
-from judgelab.errors import ContextLengthError, LabelError, SpecError
+from judgelab.errors import ContextLengthError, JudgelabError, LabelError, SpecError
 
 YES_NO = ("Yes", "No")
 
@@ -34,6 +34,11 @@ def test_same_input_same_probability(judge_model, engine_prompts):
 def test_batch_agrees_with_scoring_each_prompt_alone(any_judge, mixed_prompts):
     prompts = mixed_prompts(50)
     assert len(prompts) == 50
+    empty = [p for p in prompts if not any_judge.tokenize(p)]  # "" on a model without a start token
+    for p in empty:
+        with pytest.raises(JudgelabError, match="empty after tokenisation"):
+            any_judge.probabilities(p, YES_NO)
+    prompts = [p for p in prompts if p not in empty]
     batch = any_judge.batch_probabilities(prompts, YES_NO)
     for prompt, b in zip(prompts, batch):
         any_judge.backend.reset_cache()

@@ -14,7 +14,7 @@ from judgelab.engine._info import ModelInfo
 from judgelab.engine._labels import ResolvedLabels, resolve_labels
 from judgelab.engine._prompt import Prompt, render_prompt
 from judgelab.engine._token_cache import TokenCache
-from judgelab.errors import ContextLengthError, LabelError
+from judgelab.errors import ContextLengthError, JudgelabError, LabelError
 from judgelab.specs import ModelSpec
 
 __all__ = ["JudgeModel", "Judgment"]
@@ -203,8 +203,15 @@ class JudgeModel:
         ------
         ContextLengthError
             When the prompt has more tokens than the context holds.
+        JudgelabError
+            When the prompt has no token at all (an empty prompt on a model without a start token).
         """
         n = len(self._tokens(prompt, True))
+        if n == 0:
+            raise JudgelabError(
+                f"The {what} is empty after tokenisation and {self.spec.id} adds no start token, so there is no "
+                "next-token distribution to read; give the judge some text."
+            )
         if n > self.n_ctx:
             raise ContextLengthError(n, self.n_ctx, what=what)
         return n
