@@ -82,6 +82,6 @@ def test_serve_cli_refuses_a_mismatched_policy(judge_model, tmp_path, capsys):
     from judgelab.cli import main
 
     path = _policy(judge_model, template_hash="0123456789abcdef").save(tmp_path / "policy.json")
-    assert main(["serve", "--policy", str(path), "--port", "0", "--threads", "1"]) == 2  # a user error: refused
+    assert main(["serve", "--model", judge_model.spec.id, "--policy", str(path), "--port", "0", "--threads", "1"]) == 2  # a user error: refused
     err = capsys.readouterr().err
     assert "0123456789abcdef" in err and "template hash" in err

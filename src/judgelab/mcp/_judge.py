@@ -60,7 +60,7 @@ class McpJudge:
             try:
                 if getattr(build_evaluator(name, self.model), "template_hash", None) == policy.template_hash:
                     names.append(name)
-            except JudgelabError:
+            except (JudgelabError, TypeError):  # an ensemble (cascade, jury) has no template of its own
                 continue
         if policy.template_hash is None or not names:
             raise PolicyMismatchError(

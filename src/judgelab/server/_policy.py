@@ -22,7 +22,7 @@ __all__ = ["bind_policy", "policy_extra"]
 def _template_hash(factory, model: JudgeModel) -> str | None:
     try:
         return getattr(factory(model, 0.5), "template_hash", None)
-    except JudgelabError:
+    except (JudgelabError, TypeError):  # an ensemble (cascade, jury) has no template of its own
         return None
 
 
