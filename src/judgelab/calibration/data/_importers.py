@@ -8,15 +8,22 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from judgelab.errors import DataError, JudgelabError
 from judgelab.calibration.data._rows import LabelledRow
-from judgelab.textfiles import not_utf8, read_text
+from judgelab.calibration.data._importers_tuning import (
+    import_begin,
+    import_factcg,
+    import_fever_nli,
+    import_fib,
+    import_mnli,
+)
+from judgelab.calibration.data._source_files import field, json_lines
+from judgelab.textfiles import not_utf8
 
 __all__ = [
     "IMPORTERS",
@@ -33,40 +40,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line, object)`` from a JSONL file (or a JSON array file)."""
-    text = read_text(path, "data set file")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path} is not valid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
-        yield from enumerate(items, start=1)
-        return
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                f"{path}:{lineno} is not valid JSON ({exc.msg}).", path=str(path), line=lineno
-            ) from exc
-        yield lineno, obj
-
-
-def _field(obj: dict[str, Any], name: str, path: Path, line: int) -> Any:
-    if name not in obj:
-        raise DataError(
-            f"{path}:{line} has no field {name!r}; is this the right file for this importer?",
-            path=str(path),
-            line=line,
-            field=name,
-        )
-    return obj[name]
-
-
 def import_wice(path: str | Path, *, split: Literal["dev", "test"] | None = None) -> list[LabelledRow]:
     """WiCE claim-level entailment: ``supported`` = 1, anything else = 0.
 
@@ -76,9 +49,9 @@ def import_wice(path: str | Path, *, split: Literal["dev", "test"] | None = None
     """
     path = Path(path)
     rows = []
-    for line, obj in _json_lines(path):
-        label = _field(obj, "label", path, line)
-        evidence = _field(obj, "evidence", path, line)
+    for line, obj in json_lines(path):
+        label = field(obj, "label", path, line)
+        evidence = field(obj, "evidence", path, line)
         meta = obj.get("meta") or {}
         rid = meta.get("id") or f"{path.stem}-{line}"
         rows.append(
@@ -86,7 +59,7 @@ def import_wice(path: str | Path, *, split: Literal["dev", "test"] | None = None
                 id=f"wice-{rid}",
                 task="fact-check",
                 documents=["\n".join(evidence)],
-                response=_field(obj, "claim", path, line),
+                response=field(obj, "claim", path, line),
                 label=1 if label == "supported" else 0,
                 split=split,
                 group="wice",
@@ -104,9 +77,9 @@ def import_halueval_qa(path: str | Path) -> list[LabelledRow]:
     """
     path = Path(path)
     rows = []
-    for line, obj in _json_lines(path):
-        knowledge = _field(obj, "knowledge", path, line)
-        question = _field(obj, "question", path, line)
+    for line, obj in json_lines(path):
+        knowledge = field(obj, "knowledge", path, line)
+        question = field(obj, "question", path, line)
         pair = f"halueval-qa-{line}"
         for kind, label in (("right_answer", 1), ("hallucinated_answer", 0)):
             rows.append(
@@ -115,7 +88,7 @@ def import_halueval_qa(path: str | Path) -> list[LabelledRow]:
                     task="fact-check",
                     user_text=question,
                     documents=[knowledge],
-                    response=_field(obj, kind, path, line),
+                    response=field(obj, kind, path, line),
                     label=label,
                     group="halueval-qa",
                     meta={"pair": pair},
@@ -132,8 +105,8 @@ def import_halueval_general(path: str | Path) -> list[LabelledRow]:
     """
     path = Path(path)
     rows = []
-    for line, obj in _json_lines(path):
-        flag = str(_field(obj, "hallucination", path, line)).strip().lower()
+    for line, obj in json_lines(path):
+        flag = str(field(obj, "hallucination", path, line)).strip().lower()
         if flag not in ("yes", "no"):
             raise DataError(
                 f"{path}:{line} field 'hallucination' is {flag!r}; expected 'yes' or 'no'.",
@@ -145,8 +118,8 @@ def import_halueval_general(path: str | Path) -> list[LabelledRow]:
             LabelledRow(
                 id=f"halueval-general-{obj.get('ID', line)}",
                 task="criteria",
-                user_text=_field(obj, "user_query", path, line),
-                response=_field(obj, "chatgpt_response", path, line),
+                user_text=field(obj, "user_query", path, line),
+                response=field(obj, "chatgpt_response", path, line),
                 label=1 if flag == "no" else 0,
                 generator="gpt-3.5-turbo",
                 group="halueval-general",
@@ -210,7 +183,7 @@ def _faithbench_rows(path: Path, reader: csv.DictReader, questionable: str, labe
     rows = []
     for i, rec in enumerate(reader, start=1):
         line = i + 1  # header is line 1 (multi-line cells make this approximate)
-        raw = str(_field(rec, label_field, path, line)).strip()
+        raw = str(field(rec, label_field, path, line)).strip()
         key = raw.lower()
         if key == "questionable":
             if questionable == "drop":
@@ -226,15 +199,15 @@ def _faithbench_rows(path: Path, reader: csv.DictReader, questionable: str, labe
                 line=line,
                 field=label_field,
             )
-        source = _field(rec, "source", path, line)
+        source = field(rec, "source", path, line)
         rows.append(
             LabelledRow(
                 id=f"faithbench-{i}",
                 task="fact-check",
                 documents=[source],
-                response=_field(rec, "summary", path, line).strip(),
+                response=field(rec, "summary", path, line).strip(),
                 label=label,
-                generator=_field(rec, "LLM", path, line),
+                generator=field(rec, "LLM", path, line),
                 group="faithbench",
                 meta={
                     "worst_label": rec.get("worst-label"),
@@ -309,9 +282,9 @@ def import_summedits(path: str | Path, *, domains: str | list[str] | None = None
         domain = f.stem.removeprefix("summedits_")
         if wanted is not None and domain not in wanted:
             continue
-        for line, obj in _json_lines(f):
-            rid = str(_field(obj, "id", f, line))
-            label = str(_field(obj, "label", f, line))
+        for line, obj in json_lines(f):
+            rid = str(field(obj, "id", f, line))
+            label = str(field(obj, "label", f, line))
             if label not in ("0", "1"):
                 raise DataError(f"{f}:{line} has label {label!r}; SummEdits labels are '0' and '1'.",
                                 path=str(f), line=line, field="label")
@@ -320,8 +293,8 @@ def import_summedits(path: str | Path, *, domains: str | list[str] | None = None
                 LabelledRow(
                     id=f"summedits-{domain}-{rid}",
                     task="fact-check",
-                    documents=[_field(obj, "doc", f, line)],
-                    response=_field(obj, "summary", f, line),
+                    documents=[field(obj, "doc", f, line)],
+                    response=field(obj, "summary", f, line),
                     label=int(label),
                     group=domain,
                     meta={"pair": f"summedits-{domain}-{stem}", "edit_types": obj.get("edit_types"),
@@ -346,15 +319,15 @@ def import_snli(path: str | Path) -> list[LabelledRow]:
         raise DataError(f"No *.jsonl files in {str(path)!r}.", path=str(path))
     rows = []
     for f in files:
-        for line, obj in _json_lines(f):
-            label = str(_field(obj, "label", f, line)).strip()
+        for line, obj in json_lines(f):
+            label = str(field(obj, "label", f, line)).strip()
             if label not in ("entailment", "neutral", "contradiction"):
                 raise DataError(f"{f}:{line} has label {label!r}; SNLI labels are entailment, neutral, "
                                 "contradiction.", path=str(f), line=line, field="label")
-            premise = str(_field(obj, "premise", f, line)).strip()
+            premise = str(field(obj, "premise", f, line)).strip()
             rows.append(LabelledRow(
                 id=f"snli-{f.stem}-{line}", task="fact-check", documents=[premise],
-                response=str(_field(obj, "hypothesis", f, line)).strip(),
+                response=str(field(obj, "hypothesis", f, line)).strip(),
                 label=1 if label == "entailment" else 0, group="snli",
                 meta={"pair": "snli-" + hashlib.sha256(premise.encode("utf-8")).hexdigest()[:16],
                       "snli_label": label},
@@ -370,6 +343,11 @@ IMPORTERS: dict[str, Callable[..., list[LabelledRow]]] = {
     "llm-aggrefact": import_llm_aggrefact,
     "summedits": import_summedits,
     "snli": import_snli,
+    "mnli": import_mnli,
+    "fever-nli": import_fever_nli,
+    "fib": import_fib,
+    "factcg": import_factcg,
+    "begin": import_begin,
 }
 
 
