@@ -5,6 +5,7 @@ The first step of the flow: nothing here scores or analyses; every other sub-pac
 and records from here.
 """
 
+from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import (
     IMPORTERS,
     import_faithbench,
@@ -15,6 +16,14 @@ from judgelab.calibration.data._importers import (
     import_snli,
     import_summedits,
     import_wice,
+)
+from judgelab.calibration.data._importers_tuning import (
+    import_begin,
+    import_docnli,
+    import_factcg,
+    import_fever_nli,
+    import_fib,
+    import_mnli,
 )
 from judgelab.calibration.data._records import (
     ScoreRecord,
@@ -67,7 +76,14 @@ __all__ = [
     "TaskThreshold",
     "content_hashes",
     "default_set_path",
+    "deletion_pairs",
+    "import_begin",
+    "import_docnli",
+    "import_factcg",
     "import_faithbench",
+    "import_fever_nli",
+    "import_fib",
+    "import_mnli",
     "import_halueval_general",
     "import_halueval_qa",
     "import_llm_aggrefact",

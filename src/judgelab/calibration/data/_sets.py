@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import IMPORTERS, import_set
 from judgelab.calibration.data._rows import LabelledRow, load_rows
 from judgelab.errors import DataError, JudgelabError
@@ -14,6 +15,10 @@ from judgelab.errors import DataError, JudgelabError
 __all__ = ["default_set_path", "resolve_set", "rows_by_task"]
 
 STARTER_SET = "starter.jsonl"
+
+
+#: ``d2c:SET``: deletion negatives made from SET's consistent rows.
+DELETION_PREFIX = "d2c"
 
 
 def default_set_path() -> Path:
@@ -48,7 +53,10 @@ def default_set_path() -> Path:
 
 
 def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False) -> tuple[list[LabelledRow], str, int]:
-    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH`` or rows.
+    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH``, ``d2c:SET`` or rows.
+
+    ``d2c:SET`` is the deletion pairs (``deletion_pairs``) made from the
+    consistent rows of ``SET``, any set spec this function takes.
 
     Returns
     -------
@@ -62,6 +70,9 @@ def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid
         return list(spec), "(rows)", 0
     text = str(spec)
     kind, sep, rest = text.partition(":")
+    if sep and kind == DELETION_PREFIX:
+        inner, _, skipped = resolve_set(rest, skip_invalid=skip_invalid)
+        return deletion_pairs(inner), text, skipped
     if sep and kind in IMPORTERS:
         return import_set(kind, rest), text, 0
     if sep and not Path(text).exists() and len(kind) > 1:
