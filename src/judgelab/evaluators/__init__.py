@@ -8,6 +8,8 @@ from judgelab.evaluators._spi import (
     Evaluator,
     evaluate_many,
 )
+from judgelab.evaluators._chunking import chunk_text, split_sentences
+from judgelab.evaluators._evidence import content_words, evidence_windows
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._criterion_types import (
@@ -45,6 +47,10 @@ from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
 from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
 
 __all__ = [
+    "chunk_text",
+    "content_words",
+    "evidence_windows",
+    "split_sentences",
     "Attempt",
     "COMBINE_RULES",
     "Cascade",

@@ -161,6 +161,12 @@ def _fact_checking(model: Any, **options: Any) -> Any:
     return FactCheckingEvaluator(model, **options)
 
 
+def _fact_checking_sentences(model: Any, **options: Any) -> Any:
+    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
+
+    return FactCheckingEvaluator(model, decompose=True, **options)
+
+
 def _bespoke_minicheck(model: Any, threshold: float = 0.5, **options: Any) -> Any:
     from judgelab.evaluators.fact_checking import FactCheckingEvaluator
 
@@ -176,6 +182,10 @@ def _relevancy(model: Any, **options: Any) -> Any:
 register_evaluator(
     "fact-checking", _fact_checking, task="fact-check", default_for_task=True,
     description="Is the claim supported by the documents? (Spring AI FactCheckingEvaluator)",
+)
+register_evaluator(
+    "fact-checking-sentences", _fact_checking_sentences, task="fact-check",
+    description="Fact-checking sentence by sentence, each against its 3 best windows of 3 document sentences.",
 )
 register_evaluator(
     "bespoke-minicheck", _bespoke_minicheck, task="fact-check",

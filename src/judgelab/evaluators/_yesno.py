@@ -213,11 +213,19 @@ class YesNoEvaluator(BaseEvaluator):
         answers = ask_prompts(self.model, prompts, self.labels)
         return [self._response(answers[a:b]) for a, b in spans]
 
-    def _response(self, answers: Sequence[PromptAnswer]) -> EvaluationResponse:
+    def _response(self, answers: Sequence[PromptAnswer], *, best: int | None = None, raw: float | None = None,
+                  extra: Mapping[str, Any] | None = None, where: str | None = None) -> EvaluationResponse:
+        """The response to one request from its prompts' answers.
+
+        By default the score is the best chunk's; an evaluator that combines
+        its prompts otherwise passes the prompt it reports (``best``), the
+        combined score (``raw``), metadata to add (``extra``) and the
+        feedback's account of where the score came from (``where``).
+        """
         yes, no = self.labels
         chunk_scores = [j.answer.probability for j in answers]
-        best = int(np.argmax(chunk_scores))
-        raw = float(chunk_scores[best])
+        best = int(np.argmax(chunk_scores)) if best is None else best
+        raw = float(chunk_scores[best]) if raw is None else raw
         score = raw
         if self.calibrator is not None:
             score = float(np.clip(self.calibrator.predict(np.array([raw]))[0], 0.0, 1.0))
@@ -227,7 +235,8 @@ class YesNoEvaluator(BaseEvaluator):
         else:
             passed = decision == "pass" or (decision == "abstain" and self.abstain_passes)
         verdict = self.pass_word if passed else self.fail_word
-        where = f" (best of {len(answers)} chunks: chunk {best + 1})" if len(answers) > 1 else ""
+        if where is None:
+            where = f" (best of {len(answers)} chunks: chunk {best + 1})" if len(answers) > 1 else ""
         calibrated = f", calibrated from {raw:.3f}" if self.calibrator is not None else ""
         feedback = (
             f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
@@ -266,4 +275,6 @@ class YesNoEvaluator(BaseEvaluator):
                             policy=self.policy.summary())
         if answers[best].label_mass is not None:
             metadata["label_mass"] = answers[best].label_mass
+        if extra:
+            metadata.update(extra)
         return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from judgelab.engine import JudgeModel
-from judgelab.evaluators._spi import EvaluationRequest
+from judgelab.errors import check_parameter
+from judgelab.evaluators._decompose import DecompositionPlan, combine_checks, plan_checks
+from judgelab.evaluators._spi import EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
+from judgelab.questions import ask_prompts
 
 __all__ = ["FactCheckingEvaluator", "DEFAULT_FACT_CHECK_TEMPLATE", "BESPOKE_FACT_CHECK_TEMPLATE", "MINICHECK_SYSTEM_PROMPT"]
 
@@ -57,6 +63,15 @@ class FactCheckingEvaluator(YesNoEvaluator):
     calibrator
         A fitted calibrator (``judgelab.calibration.load_calibrator``) applied
         to the raw probability.
+    decompose
+        Check the claim sentence by sentence: each sentence against its
+        ``top_windows`` best windows of ``window`` consecutive document
+        sentences (by content-word overlap); the score is the minimum over
+        sentences of the maximum over windows. ``metadata["sentences"]``
+        lists every sentence's score and closest evidence, and
+        ``metadata["unsupported"]`` the sentences under the threshold.
+    window, top_windows
+        Window length in sentences and windows per claim sentence.
     """
 
     name = "fact-checking"
@@ -65,6 +80,19 @@ class FactCheckingEvaluator(YesNoEvaluator):
     default_template = DEFAULT_FACT_CHECK_TEMPLATE
     pass_word = "supported"
     fail_word = "not supported"
+
+    def __init__(self, model: JudgeModel, prompt_template: str | None = None, threshold: float = 0.5, *,
+                 decompose: bool = False, window: int = 3, top_windows: int = 3, **options: Any) -> None:
+        super().__init__(model, prompt_template, threshold, **options)
+        check_parameter(isinstance(window, int) and window >= 1, "window", "FactCheckingEvaluator",
+                        "an int >= 1", window)
+        check_parameter(isinstance(top_windows, int) and top_windows >= 1, "top_windows", "FactCheckingEvaluator",
+                        "an int >= 1", top_windows)
+        self.decompose = decompose
+        self.window = window
+        self.top_windows = top_windows
+        if decompose:
+            self.name = "fact-checking-sentences"
 
     @classmethod
     def for_bespoke_minicheck(
@@ -85,6 +113,46 @@ class FactCheckingEvaluator(YesNoEvaluator):
         )
         evaluator.name = "bespoke-minicheck"
         return evaluator
+
+    def identity(self):
+        identity = super().identity()
+        if not self.decompose:
+            return identity
+        from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
+
+        extra = {"base": identity.evaluator_hash, "window": self.window, "top_windows": self.top_windows}
+        return EvaluatorIdentity(identity.spec_hash, config_hash("fact-checking-sentences", extra))
+
+    def _plan(self, request: EvaluationRequest) -> DecompositionPlan:
+        values = self.template_values(request)
+        budget = self.model.spec.effective_chunk_tokens(self.model.n_ctx)
+        return plan_checks(values["claim"], values["document"], window=self.window, top=self.top_windows,
+                           max_tokens=budget, count=self.model.count_tokens)
+
+    def prompts_for(self, request: EvaluationRequest) -> list[str]:
+        """One prompt per evidence chunk; with ``decompose``, one per (claim sentence, evidence window)."""
+        if not self.decompose:
+            return super().prompts_for(request)
+        return [self._render({"document": c.evidence, "claim": c.sentence}) for c in self._plan(request).checks]
+
+    def evaluate_many(self, requests: Iterable[EvaluationRequest]) -> list[EvaluationResponse]:
+        if not self.decompose:
+            return super().evaluate_many(requests)
+        plans = [self._plan(r) for r in requests]
+        prompts = [self._render({"document": c.evidence, "claim": c.sentence}) for p in plans for c in p.checks]
+        answers = ask_prompts(self.model, prompts, self.labels)
+        out, start = [], 0
+        for plan in plans:
+            mine = answers[start:start + len(plan.checks)]
+            start += len(plan.checks)
+            raw, best, findings = combine_checks(plan, [a.answer.probability for a in mine])
+            weakest = min(range(len(findings)), key=lambda i: findings[i]["score"])
+            unsupported = [f["sentence"] for f in findings if f["score"] < self.threshold]
+            where = (f" (weakest of {len(findings)} claim sentences: sentence {weakest + 1}, "
+                     f"{findings[weakest]['sentence'][:60]!r})") if len(findings) > 1 else ""
+            out.append(self._response(mine, best=best, raw=raw, where=where,
+                                      extra={"sentences": findings, "unsupported": unsupported}))
+        return out
 
     def template_values(self, request: EvaluationRequest) -> dict[str, str]:
         docs = request.documents_text
