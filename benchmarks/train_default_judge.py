@@ -38,35 +38,57 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+#: (option name, set spec under --data, default training rows; 0 = held out whole, never trained on)
+SOURCES = (
+    ("mnli", "mnli:{data}/mnli", 400),
+    ("fever", "fever-nli:{data}/fever_nli", 400),
+    ("snli", "snli:{data}/snli/esnli_dev.jsonl", 150),
+    ("fib", "fib:{data}/fib", 240),
+    ("factcg", "factcg:{data}/factcg/CG2C_doc.json", 300),
+    ("begin", "begin:{data}/begin", 220),
+    ("summedits", "summedits:{data}/summedits", 150),
+    ("d2c_fib", "d2c:fib:{data}/fib", 90),
+    ("d2c_summedits", "d2c:summedits:{data}/summedits", 90),
+    ("wice", "wice:{data}/wice/dev.jsonl", 0),
+    ("halueval", "halueval-qa:{data}/halueval/qa_one-turn.jsonl", 0),
+    ("faithbench", "faithbench:{data}/faithbench/FaithBench.csv", 0),
+)
+
+
 def sets_and_weights(data: Path, args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[float, ...]]:
-    """The training sources and their shares of the rows (0 = held out whole)."""
-    table = [
-        (f"snli:{data / 'snli' / 'esnli_dev.jsonl'}", args.snli),
-        (f"summedits:{data / 'summedits'}", args.summedits),
-        (f"faithbench:{data / 'faithbench' / 'FaithBench.csv'}", args.faithbench),
-        (f"wice:{data / 'wice' / 'dev.jsonl'}", 0.0),
-        (f"halueval-qa:{data / 'halueval' / 'qa_one-turn.jsonl'}", args.halueval),
-    ]
-    return tuple(s for s, _ in table), tuple(float(w) for _, w in table)
+    """The training sources and their shares of the rows (0 = held out whole); ``--leave-out`` zeroes one."""
+    sets, weights = [], []
+    for name, spec, _ in SOURCES:
+        rows = 0 if name in args.leave_out else getattr(args, name)
+        sets.append(spec.format(data=data))
+        weights.append(float(rows))
+    return tuple(sets), tuple(weights)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data", help="the labelled sets folder")
     p.add_argument("--out", default="runs/tune/default", help="output folder (reruns resume)")
-    p.add_argument("--snli", type=int, default=1200, help="SNLI training rows")
-    p.add_argument("--summedits", type=int, default=150, help="SummEdits training rows")
-    p.add_argument("--faithbench", type=int, default=40, help="FaithBench training rows")
-    p.add_argument("--halueval", type=int, default=0, help="HaluEval QA training rows (default 0: unseen)")
-    p.add_argument("--max-tokens", type=int, default=384)
+    for name, spec, rows in SOURCES:
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, default=rows,
+                       help=f"training rows from {spec.split(':')[0]} (default {rows}; 0 = held out whole)")
+    p.add_argument("--leave-out", action="append", default=[], metavar="SOURCE",
+                   help="hold this source out whole (a leave-one-source-out run); repeatable")
+    p.add_argument("--exclude", type=Path, default=REPO / "calibration" / "starter.jsonl",
+                   help="documents of this set are never trained on (default: the quick start's set)")
+    p.add_argument("--max-tokens", type=int, default=640)
+    p.add_argument("--chunk-tokens", type=int, default=400,
+                   help="document chunk length for training and for the tuned spec (default 400)")
+    p.add_argument("--autocast", choices=("none", "bf16"), default="none")
     p.add_argument("--lr", type=float, default=6e-4)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--rank", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-steps", type=int, help="stop the schedule after this many steps (a quick trial)")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--heldout-max", type=int, default=24, help="held-out rows per source scored in the report")
+    p.add_argument("--heldout-max", type=int, default=16, help="held-out rows per source scored in the report")
     p.add_argument("--name", default="gemma-3-270m-judge")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--ship", type=Path, metavar="MODELS_DIR",
@@ -80,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     config = TuneConfig(
         sets=sets, weights=weights, rows=int(sum(weights)), out=args.out, model="gemma-3-270m",
         evaluator="fact-checking", heldout=0.1, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
+        long_rows="chunk", chunk_tokens=args.chunk_tokens, autocast=args.autocast, max_steps=args.max_steps,
+        exclude=(str(args.exclude),) if args.exclude else (),
         rank=args.rank, alpha=2.0 * args.rank, epochs=args.epochs, lr=args.lr, batch=args.batch, warmup=0.1,
         seed=args.seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,

@@ -41,6 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--heldout-max", type=positive_int, default=100, help="held-out rows per source in the report")
     p.add_argument("--max-tokens", type=positive_int, default=512, help="longest training prompt (default 512)")
     p.add_argument("--long-rows", choices=("skip", "chunk"), default="skip", help="rows over --max-tokens")
+    p.add_argument("--chunk-tokens", type=positive_int,
+                   help="document chunk length for training rows, written into the tuned spec (default: the base's)")
+    p.add_argument("--exclude", action="append", default=[], metavar="SET",
+                   help="rows of this set (same id or same document and claim) are never trained on; repeatable")
     p.add_argument("--rank", type=positive_int, default=16)
     p.add_argument("--alpha", type=float, default=32.0)
     p.add_argument("--dropout", type=float, default=0.0)
@@ -54,6 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"))
     p.add_argument("--dtype", default="auto", help="auto (float32 on CPU, bfloat16 on cuda), float32, bfloat16")
+    p.add_argument("--autocast", choices=("none", "bf16"), default="none",
+                   help="bf16: bfloat16 autocast for the forward/backward passes (fast on AMX / AVX-512 BF16 CPUs)")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads (1 is fastest on a busy CPU)")
     p.add_argument("--checkpoint-every", type=positive_int, default=50)
     p.add_argument("--stop-after", type=positive_int, help="stop after this many steps (resume by rerunning)")
@@ -69,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     config = TuneConfig(
         sets=tuple(args.sets), out=args.out, model=args.model, weights=args.weights, evaluator=args.evaluator,
         rows=args.rows, heldout=args.heldout, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
-        long_rows=args.long_rows, rank=args.rank, alpha=args.alpha, dropout=args.dropout,
+        long_rows=args.long_rows, chunk_tokens=args.chunk_tokens, exclude=tuple(args.exclude),
+        autocast=args.autocast, rank=args.rank, alpha=args.alpha, dropout=args.dropout,
         target_modules=args.target_modules or DEFAULT_TARGET_MODULES, layers=args.layers, epochs=args.epochs,
         max_steps=args.max_steps, lr=args.lr, batch=args.batch, warmup=args.warmup, seed=args.seed,
         device=args.device, dtype=args.dtype, threads=args.threads, checkpoint_every=args.checkpoint_every,

@@ -10,7 +10,7 @@ an ``[adapter]`` table that both backends load. Nothing here is imported by
 """
 
 from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PEFT_HINT, TuneConfig
-from judgelab.tuning._data import heldout_split
+from judgelab.tuning._data import Source, heldout_split, load_sources
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, sha256_file
@@ -20,11 +20,13 @@ __all__ = [
     "DEFAULT_TARGET_MODULES",
     "PEFT_HINT",
     "PROVENANCE_FILE",
+    "Source",
     "SPEC_FILE",
     "TuneConfig",
     "TuneResult",
     "export_gguf_adapter",
     "heldout_split",
+    "load_sources",
     "sha256_file",
     "ship_adapter",
     "tune",

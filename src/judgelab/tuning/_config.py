@@ -33,6 +33,11 @@ class TuneConfig:
         The output folder (adapter, spec, report, checkpoints).
     model
         The base model: a spec id or ``.toml`` with a transformers path.
+    exclude
+        Sets (as ``sets`` takes them) whose documents are never trained on:
+        a row of ``sets`` is dropped when one of its documents is also a
+        document of an excluded row (e.g. the quick start's evaluation
+        rows). The counts say how many were dropped.
     weights
         One weight per set (default 1 each): a source's share of the
         training rows is proportional to it; 0 keeps a source for held-out
@@ -54,6 +59,11 @@ class TuneConfig:
     long_rows
         ``"skip"`` or ``"chunk"`` (the evaluator's chunks; the row's
         probability is the largest chunk's, as at inference).
+    chunk_tokens
+        The document chunk length (tokens) used to render the training rows
+        and written into the tuned spec, so that the tuned judge reads
+        documents in pieces of the size it was trained on; ``None``: the
+        base spec's.
     rank, alpha, dropout, target_modules, layers
         LoRA settings; ``layers`` is ``"top-half"`` (default: the backward
         pass stops at the first adapted layer), ``"all"`` or ``"A-B"``.
@@ -65,6 +75,11 @@ class TuneConfig:
     device, dtype, threads
         ``cpu``/``cuda``/``auto``; ``auto`` dtype is float32 on CPU and
         bfloat16 on cuda; torch CPU threads.
+    autocast
+        ``"bf16"``: run the forward and backward passes under bfloat16
+        autocast (weights, LoRA and optimizer stay float32); ``"none"``:
+        the model's dtype throughout. On CPUs with AMX or AVX-512 BF16 this
+        is several times faster (``docs/tuning.md``).
     checkpoint_every
         Steps between checkpoints (adapter, optimizer, RNG, data position).
     stop_after
@@ -80,12 +95,14 @@ class TuneConfig:
     out: str
     model: str = "gemma-3-270m"
     weights: tuple[float, ...] | None = None
+    exclude: tuple[str, ...] = ()
     evaluator: str | None = None
     rows: int | None = None
     heldout: float = 0.1
     heldout_max: int = 100
     max_tokens: int = 512
     long_rows: str = "skip"
+    chunk_tokens: int | None = None
     rank: int = 16
     alpha: float = 32.0
     dropout: float = 0.0
@@ -100,6 +117,7 @@ class TuneConfig:
     device: str = "cpu"
     dtype: str = "auto"
     threads: int | None = None
+    autocast: str = "none"
     checkpoint_every: int = 50
     stop_after: int | None = None
     progress: bool = True
@@ -114,6 +132,9 @@ class TuneConfig:
         check_parameter(0.0 <= self.heldout < 1.0, "heldout", where, "a share in [0, 1)", self.heldout)
         check_parameter(self.max_tokens >= 16, "max_tokens", where, "an int >= 16", self.max_tokens)
         check_parameter(self.long_rows in ("skip", "chunk"), "long_rows", where, "'skip' or 'chunk'", self.long_rows)
+        check_parameter(self.chunk_tokens is None or self.chunk_tokens >= 32, "chunk_tokens", where,
+                        "an int >= 32 or None", self.chunk_tokens)
+        check_parameter(self.autocast in ("none", "bf16"), "autocast", where, "'none' or 'bf16'", self.autocast)
         check_parameter(self.rank >= 1, "rank", where, "an int >= 1", self.rank)
         check_parameter(self.epochs >= 1, "epochs", where, "an int >= 1", self.epochs)
         check_parameter(self.batch >= 1, "batch", where, "an int >= 1", self.batch)

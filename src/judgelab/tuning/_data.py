@@ -11,6 +11,7 @@ exactly as it was taught.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -63,8 +64,25 @@ def _source_name(spec: str, index: int) -> str:
     return f"{kind}:{stem}" if sep and len(kind) > 1 else stem
 
 
+def _document_key(text: str) -> str:
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+
+
+def excluded_documents(config: TuneConfig) -> set[str]:
+    """Keys of every document of the ``exclude`` sets (whitespace-normalised)."""
+    keys: set[str] = set()
+    for spec in config.exclude:
+        rows, _, _ = resolve_set(spec)
+        keys.update(_document_key(d) for r in rows for d in r.documents)
+    return keys
+
+
+def _without_excluded(rows: Sequence[LabelledRow], excluded: set[str]) -> tuple[LabelledRow, ...]:
+    return tuple(r for r in rows if not any(_document_key(d) in excluded for d in r.documents))
+
+
 def load_sources(config: TuneConfig) -> list[Source]:
-    """Read every set; rows of tasks the yes/no evaluators cannot score are left out.
+    """Read every set; rows of tasks the yes/no evaluators cannot score, or over excluded documents, are left out.
 
     Raises
     ------
@@ -73,9 +91,13 @@ def load_sources(config: TuneConfig) -> list[Source]:
     """
     sources = []
     names: Counter[str] = Counter()
+    excluded = excluded_documents(config)
     for i, (spec, weight) in enumerate(zip(config.sets, config.source_weights())):
         rows, desc, _ = resolve_set(spec)
-        kept = tuple(r for r in rows if r.task in _TASKS)
+        kept = _without_excluded([r for r in rows if r.task in _TASKS], excluded)
+        if len(kept) < len(rows):
+            log.info("set %s: %d of %d rows left out (other tasks or excluded documents)", desc,
+                     len(rows) - len(kept), len(rows))
         if not kept:
             raise DataError(f"Set {desc} has no fact-check or relevancy rows to tune on "
                             f"({len(rows)} rows of other tasks).", path=str(spec))

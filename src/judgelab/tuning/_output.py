@@ -102,6 +102,8 @@ def write_outputs(trainer: Any, state: Any, *, heldout_rows: dict, all_heldout: 
 
     config = trainer.config
     base = load_spec(config.model)
+    if config.chunk_tokens is not None:
+        base = base.model_copy(update={"chunk_tokens": config.chunk_tokens})
     name = config.name or f"{base.id}-tuned"
     peft_dir = out / "peft"
     trainer.peft_model.save_pretrained(str(peft_dir), save_embedding_layers=False)

@@ -45,7 +45,7 @@ def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> P
     if not (run / SPEC_FILE).is_file():
         raise JudgelabError(f"{run} holds no finished tuning run (no {SPEC_FILE}); finish it with the same command.")
     tuned = load_spec(run / SPEC_FILE)
-    base = load_spec(tuned.adapter.base)
+    base = load_spec(tuned.adapter.base).model_copy(update={"chunk_tokens": tuned.chunk_tokens})
     folder = models / tuned.id
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "peft").mkdir(parents=True)

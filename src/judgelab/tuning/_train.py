@@ -64,12 +64,15 @@ def _load_base(config: TuneConfig) -> Any:
     if config.threads:
         options["n_threads"] = config.threads
     try:
-        return load_model(config.model, backend="transformers", **options)
+        model = load_model(config.model, backend="transformers", **options)
     except BackendUnavailableError as exc:
         raise BackendUnavailableError(
             f"Cannot tune {config.model!r}: tuning runs on the transformers backend. {exc}",
             backend="transformers",
         ) from exc
+    if config.chunk_tokens is not None:  # render training rows in chunks of the size the tuned spec serves
+        model.spec = model.spec.model_copy(update={"chunk_tokens": config.chunk_tokens})
+    return model
 
 
 def _prepare(model: Any, config: TuneConfig):
@@ -152,6 +155,12 @@ class _Trainer:
         self.params = params
         self.budget = _MICRO_TOKENS["cuda" if model.backend.device_kind == "cuda" else "cpu"]
 
+    def _autocast(self):
+        """bfloat16 autocast when ``config.autocast == "bf16"``; otherwise a no-op context."""
+        enabled = self.config.autocast == "bf16"
+        device = "cuda" if self.model.backend.device_kind == "cuda" else "cpu"
+        return self.torch.autocast(device_type=device, dtype=self.torch.bfloat16, enabled=enabled)
+
     def step(self, indices: np.ndarray, lr: float) -> tuple[float, int]:
         """One optimizer step over ``indices``; returns (mean loss, tokens)."""
         torch = self.torch
@@ -161,7 +170,8 @@ class _Trainer:
         batch = [self.examples[i] for i in indices]
         total = 0.0
         for micro in _micro_batches(batch, self.budget):
-            losses = self.reader.example_losses(micro)
+            with self._autocast():
+                losses = self.reader.example_losses(micro)
             (losses.sum() / len(batch)).backward()
             total += float(losses.detach().sum())
         torch.nn.utils.clip_grad_norm_(self.params, 1.0)
