@@ -74,6 +74,8 @@ from judgelab.calibration.scoring import (
     run,
 )
 from judgelab.calibration.analysis import (
+    ShortcutReport,
+    shortcut_baselines,
     AbstainBand,
     Analysis,
     CALIBRATORS,
@@ -251,6 +253,8 @@ __all__ = [
     "import_set",
     "import_snli",
     "deletion_pairs",
+    "ShortcutReport",
+    "shortcut_baselines",
     "import_begin",
     "import_docnli",
     "import_factcg",

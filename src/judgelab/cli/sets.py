@@ -11,7 +11,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp = sub.add_parser(
         "import",
         help="convert a public data set into judgelab's labelled JSONL",
-        description="KIND is one of wice, halueval-qa, halueval-general, faithbench, llm-aggrefact.",
+        description="KIND is one of wice, halueval-qa, halueval-general, faithbench, llm-aggrefact, summedits, "
+                    "snli, mnli, fever-nli, fib, factcg, begin.",
     )
     imp.add_argument("kind", metavar="KIND")
     imp.add_argument("path", metavar="PATH", help="the data set's file (a dataset id or folder for llm-aggrefact)")
@@ -20,6 +21,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--questionable", choices=("drop", "pass", "fail"), default="drop",
                      help="faithbench: what to do with Questionable rows (default drop)")
     imp.set_defaults(func=run_import)
+    sc = sub.add_parser(
+        "shortcuts", help="can the label be read without the document? claim-only and length baselines",
+        description="Scores SET's fact-check rows without the evidence: a claim-only bag-of-words model (out of "
+                    "fold, by group) and the document's and claim's lengths, each as AUROC with a 95%% interval. "
+                    "A set that teaches reading documents keeps all three near 0.5. SET is any --set of "
+                    "calibrate, e.g. d2c:fib:../shared/data/fib.")
+    sc.add_argument("set", metavar="SET")
+    sc.add_argument("--limit", type=int, help="check at most this many rows (a seeded sample)")
+    sc.set_defaults(func=run_shortcuts)
     val = sub.add_parser("validate", help="check a labelled JSONL file and print counts")
     val.add_argument("path")
     val.add_argument("--skip-invalid", action="store_true", help="count malformed rows instead of stopping")
@@ -68,4 +78,21 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"  {task} label {label}: {n}")
     for line, msg in ls.skipped[:20]:
         print(f"  skipped {msg}")
+    return 0
+
+
+def run_shortcuts(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from judgelab.calibration import resolve_set, shortcut_baselines
+
+    rows, desc, _ = resolve_set(args.set)
+    if args.limit is not None and len(rows) > args.limit:
+        keep = np.random.default_rng(0).choice(len(rows), size=args.limit, replace=False)
+        rows = [rows[i] for i in sorted(keep)]
+    report = shortcut_baselines(rows)
+    print(f"{desc}: {report.n} fact-check rows; AUROC without reading the document (0.5 = no shortcut)")
+    print(f"  claim only (bag of words, out of fold): {report.claim_only}")
+    print(f"  document length:                        {report.document_length}")
+    print(f"  claim length:                           {report.claim_length}")
     return 0

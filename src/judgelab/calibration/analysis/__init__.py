@@ -32,6 +32,7 @@ from judgelab.calibration.analysis._calibrators import (
     load_calibrator,
     make_calibrator,
 )
+from judgelab.calibration.analysis._shortcuts import ShortcutReport, shortcut_baselines
 from judgelab.calibration.analysis._compare import (
     Comparison,
     compare_runs,
@@ -76,6 +77,8 @@ from judgelab.calibration.analysis._thresholds import (
 )
 
 __all__ = [
+    "ShortcutReport",
+    "shortcut_baselines",
     "AbstainBand",
     "Analysis",
     "CALIBRATORS",
