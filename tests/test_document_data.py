@@ -186,3 +186,20 @@ def test_tune_config_checks_chunk_tokens_and_autocast(tmp_path):
         TuneConfig(sets=("a.jsonl",), out="x", chunk_tokens=8)
     with pytest.raises(ParameterError, match="autocast"):
         TuneConfig(sets=("a.jsonl",), out="x", autocast="fp8")
+
+
+def test_shortcut_baselines_find_a_claim_that_gives_the_label_away():
+    from judgelab.calibration import shortcut_baselines
+
+    rows = []
+    for i in range(40):
+        label = i % 2
+        word = "definitely true" if label else "maybe false"
+        rows.append(LabelledRow(id=f"s{i}", task="fact-check", documents=[f"Document number {i}."],
+                                response=f"Item {i} is {word} today.", label=label))
+    leaky = shortcut_baselines(rows, n_resamples=200)
+    assert leaky.claim_only.estimate > 0.9 and leaky.claim_only.low > 0.5
+    pairs = deletion_pairs([_row("The bridge opened in 1932, and its main span is 503 metres.").model_copy(
+        update={"id": f"b{i}", "documents": [DOC + f" Note {i} is here."]}) for i in range(12)])
+    fair = shortcut_baselines(pairs, n_resamples=200)
+    assert fair.claim_only.estimate == pytest.approx(0.5) and fair.claim_length.estimate == pytest.approx(0.5)
