@@ -65,7 +65,8 @@ def sets_and_weights(data: Path, args: argparse.Namespace) -> tuple[tuple[str, .
     return tuple(sets), tuple(weights)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line of this script (``heldout_eval_sets.py`` reads its defaults)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data", help="the labelled sets folder")
     p.add_argument("--out", default="runs/tune/default", help="output folder (reruns resume)")
@@ -93,13 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--ship", type=Path, metavar="MODELS_DIR",
                    help="when finished, copy the adapter and spec into MODELS_DIR (e.g. models)")
-    args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return p
+
+
+def build_config(args: argparse.Namespace):
+    """The ``TuneConfig`` of a run with these arguments."""
     sys.path.insert(0, str(REPO / "src"))
-    from judgelab.tuning import TuneConfig, tune
+    from judgelab.tuning import TuneConfig
 
     sets, weights = sets_and_weights(args.data, args)
-    config = TuneConfig(
+    return TuneConfig(
         sets=sets, weights=weights, rows=int(sum(weights)), out=args.out, model="gemma-3-270m",
         evaluator="fact-checking", heldout=0.1, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
         long_rows="chunk", chunk_tokens=args.chunk_tokens, autocast=args.autocast, max_steps=args.max_steps,
@@ -108,6 +112,14 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = build_config(args)
+    from judgelab.tuning import tune
+
     result = tune(config)
     print(f"finished={result.finished} steps={result.steps} tokens={result.tokens} "
           f"train_seconds={result.seconds:.0f} spec={result.spec_path}")

@@ -86,9 +86,13 @@ def write_spec(base: ModelSpec, name: str, out: Path, peft_dir: Path, gguf_path:
 def _set_files(sets: tuple[str, ...]) -> list[dict[str, str]]:
     files = []
     for spec in sets:
-        kind, sep, rest = spec.partition(":")
-        path = Path(rest if sep and len(kind) > 1 else spec)
-        for f in sorted(path.glob("*")) if path.is_dir() else [path]:
+        text = spec
+        kind, sep, rest = text.partition(":")
+        while sep and len(kind) > 1 and not Path(text).exists():  # KIND:PATH, d2c:KIND:PATH
+            text = rest
+            kind, sep, rest = text.partition(":")
+        path = Path(text)
+        for f in sorted(path.rglob("*")) if path.is_dir() else [path]:
             if f.is_file():
                 files.append({"set": spec, "file": str(f), "sha256": sha256_file(f)})
     return files
