@@ -3,8 +3,8 @@
 A fact-check set teaches (or measures) reading the document only if the label
 cannot be predicted from the claim alone, or from the document's length. The
 claim-only baseline is a bag-of-words logistic regression on the claim (TF-IDF
-of words and word pairs), scored out of fold with whole ``fold_group`` groups
-held out together; the length baselines score a row by its document's or its
+of words and word pairs), scored out of fold with whole ``fold_group`` groups,
+and every copy of an identical claim, held out together; the length baselines score a row by its document's or its
 claim's length in words. Each AUROC has a bootstrap interval; a set is free of
 these shortcuts when every interval includes 0.5 or lies close to it.
 """
@@ -43,13 +43,37 @@ def _auroc(y: np.ndarray, s: np.ndarray) -> float:
     return float(roc_auc_score(y, s)) if len(set(y.tolist())) == 2 else float("nan")
 
 
+def _folds(rows: Sequence[LabelledRow]) -> list[int]:
+    """Fold units joining rows that share a ``fold_group`` or an identical claim (union-find).
+
+    A claim that appears with both labels (over different documents, as in
+    deletion-made sets) must not be learned in one fold and tested in another.
+    """
+    parent = list(range(len(rows)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(rows):
+        for key in (("group", r.fold_group), ("claim", " ".join(r.response.lower().split()))):
+            if key in first:
+                parent[find(i)] = find(first[key])
+            else:
+                first[key] = i
+    return [find(i) for i in range(len(rows))]
+
+
 def _claim_only_scores(rows: Sequence[LabelledRow], y: np.ndarray, folds: int, seed: int) -> np.ndarray:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
     texts = [r.response for r in rows]
-    groups = [r.fold_group for r in rows]
+    groups = _folds(rows)
     scores = np.zeros(len(rows))
     splitter = GroupKFold(n_splits=min(folds, len(set(groups))), shuffle=True, random_state=seed)
     for train, test in splitter.split(texts, y, groups):
@@ -74,7 +98,7 @@ def shortcut_baselines(rows: Sequence[LabelledRow], *, folds: int = 5, seed: int
     """
     rows = [r for r in rows if r.task == "fact-check"]
     y = np.array([r.label for r in rows])
-    if len(set(y.tolist())) < 2 or len({r.fold_group for r in rows}) < 2 * folds:
+    if len(set(y.tolist())) < 2 or len(set(_folds(rows))) < 2 * folds:
         raise DataError(f"A shortcut check needs fact-check rows of both labels in at least {2 * folds} groups "
                         f"(got {len(rows)} rows, labels {sorted(set(y.tolist()))}).")
     claim = _claim_only_scores(rows, y, folds, seed)
