@@ -28,12 +28,14 @@ if TYPE_CHECKING:
 __all__ = ["RemoteBackend", "estimate_tokens"]
 
 _PIECES = re.compile(r"\w+|[^\w\s]|\s+")
-_WORD_CHARS = 4
-"""A BPE vocabulary keeps most English words whole and cuts long ones into pieces of about this many characters."""
+_WHOLE_WORD = 7
+_WORD_CHARS = 5
+"""A BPE vocabulary keeps most words of up to ``_WHOLE_WORD`` characters whole and cuts longer ones into
+pieces of about ``_WORD_CHARS`` characters."""
 
 
 def estimate_tokens(text: str) -> list[int]:
-    """Stand-in ids, one per estimated token of ``text`` (a word per ~4 characters, one per symbol).
+    """Stand-in ids, one per estimated token of ``text`` (a word, or one per ~5 characters of a long word; one per digit or symbol).
 
     The ids are hashes of the pieces (equal pieces, equal ids); only their
     count means anything. Whitespace runs count as one token when longer than
@@ -46,8 +48,9 @@ def estimate_tokens(text: str) -> list[int]:
             if len(piece) > 1:
                 ids.append(zlib.crc32(piece.encode()) & 0xFFFFFF)
             continue
-        for i in range(0, len(piece), _WORD_CHARS if piece[0].isalnum() else 1):
-            ids.append(zlib.crc32(piece[i:i + _WORD_CHARS].encode()) & 0xFFFFFF)
+        step = (len(piece) if len(piece) <= _WHOLE_WORD else _WORD_CHARS) if piece.isalpha() else 1
+        for i in range(0, len(piece), step):
+            ids.append(zlib.crc32(piece[i:i + step].encode()) & 0xFFFFFF)
     return ids
 
 

@@ -107,6 +107,10 @@ def read_answer(spec: RemoteSpec, data: Any, labels: Sequence[str], url: str) ->
                           f"have ({type(exc).__name__}: {exc}); is the protocol right?", url=url,
                           reason="bad_response") from exc
     if spec.mode == "logprobs" and spec.protocol != "decisions" and not answer.top:
+        if answer.completion_tokens == 0 and not answer.text:
+            raise RemoteError(f"The judge at {url} ended its reply before writing a token (its most likely first "
+                              "token was end-of-turn), so the server returned no logprobs to read a label from.",
+                              url=url, reason="no_label")
         raise RemoteError(f"The judge server at {url} ignored logprobs (its answer has none); use a server that "
                           "returns them (llama.cpp: --logits_all True; Ollama 0.12.11+) or text mode (mode = "
                           '"text", scheme openai+text / ollama+text).', url=url, reason="no_logprobs")
