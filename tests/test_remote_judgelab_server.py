@@ -22,6 +22,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 
 from judgelab import questions as q
 from judgelab.cli import main as cli_main
@@ -65,6 +66,18 @@ def no_logprobs_server():
         return {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
                              "finish_reason": "stop"}], "usage": {"prompt_tokens": 7, "completion_tokens": 1}}
 
+    flaky = {"calls": 0}
+
+    @app.post("/flaky/v1/chat/completions")
+    def flaky_chat(body: dict):
+        """429 with Retry-After, then 503, then the answer: a busy hosted API."""
+        flaky["calls"] += 1
+        if flaky["calls"] <= 2:
+            return JSONResponse({"error": {"message": "slow down"}}, status_code=429, headers={"Retry-After": "0.1"})
+        if flaky["calls"] == 3:
+            return JSONResponse({"error": {"message": "overloaded"}}, status_code=503)
+        return chat(body)
+
     port = _closed_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -72,7 +85,7 @@ def no_logprobs_server():
     deadline = time.monotonic() + 30
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
-    yield SimpleNamespace(url=f"http://127.0.0.1:{port}")
+    yield SimpleNamespace(url=f"http://127.0.0.1:{port}", flaky=flaky)
     server.should_exit = True
     thread.join(timeout=30)
 
@@ -126,6 +139,19 @@ def test_text_mode_reads_a_server_that_drops_logprobs(no_logprobs_server):
     with load_model(f"openai+text:{no_logprobs_server.url}/v1#texty") as remote:
         got = remote.judge_many([remote.render(u) for u in USERS], ["Yes", "No"])
     assert [j.label for j in got] == ["Yes", "No", "Yes", "No"]
+
+
+def test_429_and_503_are_retried_honouring_retry_after(no_logprobs_server):
+    with load_model(f"openai+text:{no_logprobs_server.url}/flaky/v1#texty", check=False, backoff=0.05) as remote:
+        judgment = remote.judge(remote.render(USERS[2]), ["Yes", "No"])
+        usage = remote.usage()
+    assert judgment.label == "Yes" and no_logprobs_server.flaky["calls"] == 4
+    assert (usage["requests"], usage["retries"], usage["failures"]) == (4, 3, 0)
+    with load_model(f"openai+text:{no_logprobs_server.url}/flaky/v1#texty", check=False, max_retries=0) as remote:
+        no_logprobs_server.flaky["calls"] = 0
+        with pytest.raises(RemoteError) as err:
+            remote.judge(remote.render(USERS[2]), ["Yes", "No"])
+    assert err.value.reason == "rate_limited" and err.value.status == 429
 
 
 def _cli_error(capsys, model: str, out: Path) -> str:
