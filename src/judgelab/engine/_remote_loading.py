@@ -19,7 +19,7 @@ from judgelab.engine._remote_model import RemoteJudgeModel
 from judgelab.errors import RemoteError
 from judgelab.specs import ModelSpec
 
-__all__ = ["LOCAL_ONLY_OPTIONS", "load_remote"]
+__all__ = ["LOCAL_ONLY_OPTIONS", "check_server", "load_remote"]
 
 log = logging.getLogger(__name__)
 
