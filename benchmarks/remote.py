@@ -13,9 +13,10 @@ Workload: the first ``--rows`` fact-check rows of calibration/starter.jsonl, ren
   logprobs) to ``python -m llama_cpp.server`` serving the same GGUF with ``--n_threads`` threads
   and ``use_extra_bufts`` off (tests/test_remote_llama_server.py says why), at each
   ``--concurrency``. llama-cpp-python's server answers one request at a time, so concurrency
-  only overlaps HTTP and JSON work with the model's. With ``--logits_all True`` (the default
-  here, as in the tests) the server runs the output layer at every prompt position, not only the
-  last; ``--no-logits-all`` starts it without (0.3.36 still returns the first token's logprobs).
+  only overlaps HTTP and JSON work with the model's. With ``--logits_all True`` (the server's
+  default, and required: with ``False`` 0.3.36 answers a logprobs request with HTTP 500 "logprobs
+  is not supported for models created with logits_all=False") the server runs the output layer at
+  every prompt position, not only the last.
 
 One warm-up judgment precedes each timing. Also reported: the largest |P(yes) difference| between
 the two, and the requests and server-counted prompt tokens of the remote runs.
@@ -53,13 +54,13 @@ runpy.run_module("llama_cpp.server", run_name="__main__")
 """
 
 
-def _start_server(gguf: Path, threads: int, log: Path, logits_all: bool) -> tuple[subprocess.Popen, str]:
+def _start_server(gguf: Path, threads: int, log: Path) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
     args = ["--model", str(gguf), "--model_alias", "judge", "--host", "127.0.0.1", "--port", str(port),
-            "--n_threads", str(threads), "--n_ctx", "2048", "--logits_all", str(logits_all)]
+            "--n_threads", str(threads), "--n_ctx", "2048", "--logits_all", "True"]
     proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, *args], stdout=log.open("wb"), stderr=subprocess.STDOUT,
                             env={**os.environ, "OMP_NUM_THREADS": str(threads)})
     for _ in range(360):
@@ -108,8 +109,6 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=48)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--threads", type=int, default=1, help="model threads, in process and in the server")
-    parser.add_argument("--no-logits-all", action="store_true",
-                        help="start the server without --logits_all (0.3.36 still returns the first token's logprobs)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "remote.json")
     args = parser.parse_args()
     from judgelab.engine import load_model
@@ -122,11 +121,10 @@ def main() -> None:
     local.close()
     results = {"rows": len(prompts), "threads": args.threads, "machine": platform.processor() or platform.machine(),
                "in_process": {"seconds": round(seconds, 3), "rows_per_s": round(len(prompts) / seconds, 2)},
-               "server_logits_all": not args.no_logits_all, "remote": []}
+               "remote": []}
     print(f"in process: {len(prompts)} rows in {seconds:.2f} s = {len(prompts) / seconds:.2f} rows/s")
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = _start_server(resolve_weights(load_spec("gemma-3-270m")), args.threads, Path(tmp) / "server.log",
-                                  not args.no_logits_all)
+        proc, url = _start_server(resolve_weights(load_spec("gemma-3-270m")), args.threads, Path(tmp) / "server.log")
         try:
             for concurrency in args.concurrency:
                 with load_model(_remote_spec(Path(tmp), url), concurrency=concurrency) as remote:
