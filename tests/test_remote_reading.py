@@ -100,3 +100,18 @@ def test_token_estimate_counts_words_and_symbols():
     assert len(estimate_tokens("internationalisation")) == 4
     assert len(estimate_tokens("1889")) == 4
     assert (len(estimate_tokens("a b")), len(estimate_tokens("a  b"))) == (2, 3)
+
+
+def test_a_run_of_verdicts_says_what_it_cannot_measure():
+    """Text mode scores 1 or 0; the analysis says threshold, calibration and AUROC mean nothing then."""
+    from judgelab.calibration import ScoreRecord, analyze
+
+    labels = [1, 0] * 20
+    verdicts = [1.0 if (i % 7) else 1.0 - y for i, y in enumerate(labels)]
+    records = [ScoreRecord(id=f"r{i}", task="fact-check", label=y, score=s, split="dev" if i % 2 else "test")
+               for i, (y, s) in enumerate(zip(labels, verdicts))]
+    notes = analyze(records, n_resamples=50).warnings()
+    assert any("exactly 0 or 1" in n and "AUROC" in n for n in notes)
+    probabilities = [ScoreRecord(id=f"r{i}", task="fact-check", label=y, score=0.3 + 0.4 * y)
+                     for i, y in enumerate(labels)]
+    assert not any("exactly 0 or 1" in n for n in analyze(probabilities, n_resamples=50).warnings())
