@@ -126,8 +126,8 @@ def _toml(value) -> str:
 def remote_copy(spec_id: str, folder: Path, *, url: str, protocol: str, model: str, top_logprobs: int = 1000) -> Path:
     """A spec file for ``spec_id``'s judge served at ``url``: its prompt format, a [remote] table, no weights.
 
-    ``top_logprobs`` is large by default: a label's rare forms (" NO") fall outside a small top-k, and
-    the label then loses their mass. With the top 100 that shifted P(yes) by about +0.0005 on every
+    ``top_logprobs`` is large by default: a label's rarer case and space forms can fall outside a
+    small top-k, and the label then loses their mass. With the top 100 that shifted P(yes) by about +0.0005 on every
     row, which a paired comparison of 40 rows detects; with the top 1000 the mean |dP(yes)| was 2.5e-06.
     """
     spec = load_spec(spec_id)
