@@ -18,7 +18,8 @@ so that callers (the server, the CLI) can build their own messages.
     ├── ParameterError            a parameter value is out of range (also ValueError)
     ├── ParameterTypeError        a parameter of the wrong type (also TypeError)
     ├── PolicyMismatchError       a decision policy was calibrated for another judge
-    └── ExecutorError             an executor (Ray) is missing or lost its replicas
+    ├── ExecutorError             an executor (Ray) is missing or lost its replicas
+    └── RemoteError               a remote judge's server refused, failed or answered without what was asked
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "check_parameter",
     "PolicyMismatchError",
     "ExecutorError",
+    "RemoteError",
 ]
 
 
@@ -173,3 +175,19 @@ class ExecutorError(JudgelabError):
         super().__init__(message)
         self.executor = executor
         self.extra = extra
+
+
+class RemoteError(JudgelabError):
+    """A remote judge's server could not be reached, refused the request, or answered without what was asked.
+
+    ``url`` is the address asked, ``status`` the HTTP status (``None`` when no
+    answer came: a wrong host or port, a timeout), ``reason`` a short word for
+    what went wrong (``"unreachable"``, ``"unauthorized"``, ``"unknown_model"``,
+    ``"no_logprobs"``, ``"no_label"``, ``"server_error"``, ``"bad_request"``...).
+    """
+
+    def __init__(self, message: str, *, url: str = "", status: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.reason = reason

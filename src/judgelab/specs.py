@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -31,6 +31,9 @@ from judgelab.textfiles import read_text
 __all__ = [
     "AdapterSpec",
     "ModelSpec",
+    "RemoteSpec",
+    "REMOTE_SCHEMES",
+    "remote_spec",
     "PromptFormat",
     "TaskFormat",
     "WeightSource",
@@ -154,6 +157,41 @@ class AdapterSpec(_Strict):
         return self
 
 
+class RemoteSpec(_Strict):
+    """A judge served by another process (the ``[remote]`` table); the remote backend asks it over HTTP.
+
+    ``url`` is the API's base (``http://127.0.0.1:8080/v1`` for OpenAI-compatible servers and
+    ``/v1/decisions``, ``http://127.0.0.1:11434`` for Ollama). ``protocol``:
+
+    - ``openai-chat``: ``/chat/completions`` with ``logprobs`` and ``top_logprobs``; the server
+      applies its chat template to ``[system, user]`` messages;
+    - ``openai-completions``: ``/completions`` with ``logprobs``; the prompt is rendered here, as
+      in process (raw templates), so an in-process judge and the same weights served agree;
+    - ``ollama-chat``: Ollama's ``/api/chat`` with ``logprobs`` (Ollama 0.12.11 and later);
+    - ``decisions``: ``/decisions`` (vLLM, SGLang, judgelab serve): the probabilities directly.
+
+    ``mode = "text"`` reads the reply's label word for servers that give no logprobs: scores are
+    1 or 0. ``api_key_env`` names the environment variable that holds the API key (none is sent
+    when it is unset). ``top_logprobs`` is how many alternatives to ask for (OpenAI allows 20).
+    """
+
+    url: str
+    protocol: Literal["openai-chat", "openai-completions", "ollama-chat", "decisions"] = "openai-chat"
+    model: str
+    mode: Literal["logprobs", "text"] = "logprobs"
+    api_key_env: str | None = None
+    top_logprobs: int = Field(20, ge=1, le=1000)
+    max_tokens: int = Field(1, ge=1, le=64)
+    concurrency: int = Field(4, ge=1, le=256)
+    timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0, le=20)
+    instructions: str = "Answer the question in the input."
+    """The question a ``decisions`` request asks about the rendered prompt."""
+
+
+_REMOTE_CLIENT_FIELDS = ("concurrency", "timeout", "max_retries")
+
+
 class ModelSpec(_Strict):
     """A judge model spec (one ``models/*.toml`` file)."""
 
@@ -170,6 +208,7 @@ class ModelSpec(_Strict):
     label_variants: dict[str, list[str]] = Field(default_factory=dict)
     tasks: dict[str, TaskFormat] = Field(default_factory=dict)
     adapter: AdapterSpec | None = None
+    remote: RemoteSpec | None = None
     source_path: str | None = Field(None, exclude=True)
 
     def adapter_path(self, kind: Literal["gguf", "peft"]) -> Path | None:
@@ -186,7 +225,11 @@ class ModelSpec(_Strict):
     def spec_hash(self) -> str:
         """sha256 of the spec's content, for run records."""
         # a spec without an adapter hashes as before the [adapter] table existed
-        skip = {"source_path"} | (set() if self.adapter else {"adapter"})
+        skip: dict[str, Any] = {"source_path": True}
+        if not self.adapter:
+            skip["adapter"] = True
+        # a remote judge is what it is asked, not how often or how patiently
+        skip["remote"] = set(_REMOTE_CLIENT_FIELDS) if self.remote else True
         payload = self.model_dump_json(exclude=skip)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -292,6 +335,8 @@ def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
         two different files declare it (the message names both).
     """
     text = str(id_or_path)
+    if text.split(":", 1)[0] in REMOTE_SCHEMES and "://" in text:
+        return remote_spec(text)
     if text.endswith(".toml"):
         return _read_spec(Path(text).expanduser())
     scan = scan_specs()
@@ -308,4 +353,53 @@ def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
         f"No model spec with id {text!r}. Known ids: {known}. "
         "Pass a .gguf path, a spec .toml path, or add a spec under models/ "
         "(or a folder on JUDGELAB_MODELS_PATH)."
+    )
+
+
+#: Short forms of a remote judge (``--model openai:http://127.0.0.1:8080/v1#judge``): scheme ->
+#: (protocol, mode, API key variable). ``+text`` after a scheme reads reply text instead of logprobs.
+REMOTE_SCHEMES: dict[str, tuple[str, str | None]] = {
+    "openai": ("openai-chat", "OPENAI_API_KEY"),
+    "openai-completions": ("openai-completions", "OPENAI_API_KEY"),
+    "ollama": ("ollama-chat", None),
+    "decisions": ("decisions", "OPENAI_API_KEY"),
+    "openai+text": ("openai-chat", "OPENAI_API_KEY"),
+    "ollama+text": ("ollama-chat", None),
+}
+
+
+def remote_spec(ref: str) -> ModelSpec:
+    """The spec of a remote judge named in short form: ``SCHEME:URL#MODEL``.
+
+    ``SCHEME`` is one of ``REMOTE_SCHEMES`` (``openai``, ``openai-completions``, ``ollama``,
+    ``decisions``, ``openai+text``, ``ollama+text``); ``MODEL`` is the server's model name.
+    Chat protocols let the server apply its chat template (no system prompt); completions use
+    the default raw template. The family is ``unknown``: write a spec file to name it.
+
+    Raises
+    ------
+    SpecError
+        When the scheme is unknown, the URL is not http(s), or ``#MODEL`` is missing.
+    """
+    scheme, _, rest = ref.partition(":")
+    url, _, model = rest.partition("#")
+    if scheme not in REMOTE_SCHEMES:
+        raise SpecError(f"Unknown remote scheme {scheme!r} in {ref!r}; use one of {sorted(REMOTE_SCHEMES)}.")
+    if not url.startswith(("http://", "https://")):
+        raise SpecError(f"Remote model {ref!r} needs an http(s) URL after {scheme}:, "
+                        f"e.g. {scheme}:http://127.0.0.1:8080/v1#judge.")
+    if not model:
+        raise SpecError(f"Remote model {ref!r} does not name the server's model; add #NAME, e.g. {ref}#judge.")
+    protocol, key_env = REMOTE_SCHEMES[scheme]
+    style = "raw" if protocol == "openai-completions" else "chat"
+    return ModelSpec(
+        id=model,
+        family="unknown",
+        description=f"remote judge {model} at {url} ({protocol})",
+        backends=["remote"],
+        context_length=8192,
+        prompt=PromptFormat(style=style),
+        remote=RemoteSpec(url=url.rstrip("/"), protocol=protocol, model=model, api_key_env=key_env,
+                          mode="text" if scheme.endswith("+text") else "logprobs",
+                          max_tokens=4 if scheme.endswith("+text") else 1),
     )

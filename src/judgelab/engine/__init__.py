@@ -2,7 +2,8 @@
 
 ``load_model`` gives a ``JudgeModel``; its ``probabilities(prompt, labels)``
 answers a closed question from one prefill. Backends load lazily, so importing
-this package imports neither llama_cpp nor torch.
+this package imports neither llama_cpp nor torch (nor httpx, which the remote
+backend uses to ask judges served elsewhere).
 """
 
 from judgelab.engine._backend import Backend, BackendFacts
@@ -12,18 +13,28 @@ from judgelab.engine._labels import ResolvedLabels, default_variants
 from judgelab.engine._loading import BACKENDS, adapter_file, load_model
 from judgelab.engine._model import JudgeModel, Judgment
 from judgelab.engine._prompt import Prompt
+from judgelab.engine._remote_backend import estimate_tokens
+from judgelab.engine._remote_labels import LabelReading, pool_top_logprobs, read_label_text
+from judgelab.engine._remote_model import ChatPrompt, RemoteJudgeModel, RemoteJudgment
 
 __all__ = [
     "BACKENDS",
     "Backend",
     "BackendFacts",
+    "ChatPrompt",
     "JudgeModel",
     "Judgment",
+    "LabelReading",
     "ModelInfo",
     "Prompt",
+    "RemoteJudgeModel",
+    "RemoteJudgment",
     "ResolvedLabels",
     "adapter_file",
     "default_variants",
+    "estimate_tokens",
     "gguf_metadata",
     "load_model",
+    "pool_top_logprobs",
+    "read_label_text",
 ]

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 BACKENDS: dict[str, str] = {
     "llama_cpp": "judgelab.engine._loading:_build_llama_cpp",
     "transformers": "judgelab.engine._loading:_build_transformers",
+    "remote": "judgelab.engine._remote_loading:load_remote",
 }
 
 
@@ -112,6 +113,14 @@ def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str,
     return TransformersBackend(TransformersConfig(model=str(weights), **options))
 
 
+def _load_remote(spec: ModelSpec, backend: str, options: dict[str, Any]) -> JudgeModel:
+    """A spec with a ``[remote]`` table is asked over HTTP whatever ``backend`` says (the CLI's default)."""
+    if backend not in ("remote", "llama_cpp"):
+        log.warning("model %s is a remote judge; ignoring backend=%r", spec.id, backend)
+    module_name, func_name = BACKENDS["remote"].split(":")
+    return getattr(importlib.import_module(module_name), func_name)(spec, dict(options))
+
+
 def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: Any) -> JudgeModel:
     """Load a judge model once, ready to answer questions with probabilities.
 
@@ -119,15 +128,20 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
     ----------
     id_or_path
         A model spec id (``"gemma-3-270m"``, see ``judgelab models``), a spec
-        ``.toml`` path, or a weights file (``.gguf``) used with an ad-hoc spec.
+        ``.toml`` path, a weights file (``.gguf``) used with an ad-hoc spec, or
+        a remote judge (a spec with a ``[remote]`` table, or the short form
+        ``openai:http://127.0.0.1:8080/v1#name``; see ``docs/remote.md``).
     backend
         ``"llama_cpp"`` (GGUF, in process) or ``"transformers"`` (torch; needs
-        ``pip install 'judgelab[transformers]'``).
+        ``pip install 'judgelab[transformers]'``). A remote judge always uses
+        ``"remote"``.
     **options
         Backend options, e.g. ``n_ctx``, ``n_threads``, ``n_gpu_layers``,
         ``n_batch``, ``n_seq_max``, ``flash_attn`` for llama_cpp; ``device``,
         ``dtype``, ``batch_size``, ``n_ctx``, ``n_threads``, ``gguf_file``,
-        ``cache_dir`` for transformers (see ``docs/transformers.md``). With
+        ``cache_dir`` for transformers (see ``docs/transformers.md``);
+        ``concurrency``, ``timeout``, ``max_retries``, ``api_key``, ``check``
+        for remote judges. With
         ``backend="transformers"``, ``id_or_path`` may also be a Hugging Face
         model folder or a repo id (``"owner/name"``).
     """
@@ -145,6 +159,8 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
         weights = text
     else:
         spec = load_spec(text)
+        if spec.remote is not None:
+            return _load_remote(spec, backend, options)
         if backend not in spec.backends:
             raise BackendUnavailableError(
                 f"Model {spec.id!r} does not support backend {backend!r}; its spec lists "
@@ -152,9 +168,10 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
                 backend=backend,
             )
         weights = resolve_weights(spec)
-    if backend not in BACKENDS:
+    if backend not in BACKENDS or backend == "remote":
         raise BackendUnavailableError(
-            f"Unknown backend {backend!r}; available: {sorted(BACKENDS)}.", backend=backend
+            f"Unknown backend {backend!r} for {spec.id}; available: {sorted(set(BACKENDS) - {'remote'})} "
+            "(remote judges are named by a spec with a [remote] table or SCHEME:URL#MODEL).", backend=backend
         )
     module_name, func_name = BACKENDS[backend].split(":")
     build = getattr(importlib.import_module(module_name), func_name)

@@ -305,10 +305,17 @@ def _scored(records: Sequence[ScoreRecord]) -> _Scored:
 
 
 def _data_notes(data: _Scored) -> list[str]:
+    notes = []
+    if set(np.unique(data.s)) <= {0.0, 1.0}:
+        notes.append(
+            "Every score is exactly 0 or 1: the judge gave verdicts, not probabilities (e.g. a remote judge in "
+            "text mode, docs/remote.md). The threshold, calibration, AUROC, AUPRC, Brier score and ECE need "
+            "probabilities and mean nothing here; read accuracy, balanced accuracy, F1 and MCC."
+        )
     if len(np.unique(data.y)) != 1:
-        return []
+        return notes
     only = int(data.y[0])
-    return [
+    return notes + [
         f"Only label {only} rows were scored ({len(data.ok)} rows): AUROC, balanced accuracy, the threshold "
         f"and calibration need both labels and are not measured. Add rows of label {1 - only} to the set."
     ]
