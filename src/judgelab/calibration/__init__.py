@@ -142,6 +142,8 @@ from judgelab.calibration.pipeline import (
 )
 from judgelab.calibration.robustness import (
     ATTACKS,
+    Attack,
+    BUILTIN_ATTACKS,
     CONSISTENCY_CHECKS,
     DEFAULT_ATTACKS,
     FenceComparison,
@@ -150,6 +152,7 @@ from judgelab.calibration.robustness import (
     StressResult,
     TaskStress,
     perturb_rows,
+    read_attacks_file,
     resolve_attacks,
     stress,
 )
@@ -171,6 +174,8 @@ __all__ = [
     "write_cascade_report",
     "ATTACKS",
     "AbstainBand",
+    "Attack",
+    "BUILTIN_ATTACKS",
     "Analysis",
     "BlockReport",
     "CALIBRATORS",
@@ -259,6 +264,7 @@ __all__ = [
     "ppi_mean_interval",
     "read_metrics",
     "read_scores",
+    "read_attacks_file",
     "resolve_attacks",
     "resolve_set",
     "row_changes",
