@@ -246,3 +246,16 @@ def test_real_model_stress_with_an_attacks_file(tmp_path, capsys):
         assert set(a["fail_to_pass"]) == {"estimate", "low", "high"}
     report = (tmp_path / "run" / "report.md").read_text()
     assert all(f"| {k} |" in report for k in ("inject-de@end", "inject-en-polite@start", "evidence-note-de@end"))
+
+
+def test_the_documented_example_attacks_file_reads(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "examples"))
+    attacks = read_attacks_file(ROOT / "docs" / "examples" / "attacks.jsonl")
+    assert [a.key for a in attacks] == ["inject-de@end", "inject-fr@start", "evidence-note-es@end", "b64"]
+    (homo,) = resolve_attacks("attack_transforms:homoglyphs")
+    row = LabelledRow(id="r", task="fact-check", documents=["d"], response="a cat", label=0)
+    from judgelab.calibration import perturb_rows
+    from judgelab.calibration.robustness import TemplateLayout
+
+    (out,) = perturb_rows([row], [homo], TemplateLayout())
+    assert out.response == "\u0430 \u0441\u0430t"  # Cyrillic a, c, a; the t has no look-alike

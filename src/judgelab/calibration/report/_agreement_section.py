@@ -30,7 +30,7 @@ def agreement_tables(a: "Analysis") -> list[Table]:
              ["TNR: rows labelled 0 that fail", format(g.tnr), str(g.n_neg)]],
             (f"Verdicts at the shipped threshold ({g.threshold:.3f}"
              + (", each fold's own threshold" if a.mode == "cv" else "")
-             + f") against the labels, on {g.rows} rows; rows of one meta.pair group are resampled together. "
+             + f") against the labels, on {g.rows} rows; rows of one meta.pair group, if any, are resampled together. "
              "Kappa is 1 for full agreement and 0 for what chance gives at these pass rates."),
         ))
     lb = a.length_bias
