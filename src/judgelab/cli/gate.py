@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Compare a new labelled set (scored here with the baseline's model, or an already "
         "scored run) with a baseline calibrate run; rows are matched by id. Exits 1, with a first line saying "
         "why, when the model spec, template or question definitions changed, more labels of shared rows "
-        "changed than --max-label-changes, the label mix shifted beyond --label-tolerance, or the metric "
+        "changed than --max-label-changes, the label mix shifted beyond --label-tolerance, the new run has fewer "
+        "labelled rows than --min-rows or a Cohen's kappa below --min-kappa, or the metric "
         "dropped beyond its uncertainty (a paired bootstrap on the shared rows, each row's correctness under "
         "the baseline against under the new set; an unpaired one of the whole runs when some rows are in "
         "one run only); else exits 0. Either way it prints every test with the rows it covered and what "
@@ -32,6 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-label-changes", default="5%", metavar="P%|N",
                    help="shared rows whose label may change before the gate fails: a percentage of the shared "
                    "rows (default 5%%), a fraction below 1, or a count")
+    p.add_argument("--min-rows", type=int, metavar="N",
+                   help="fail unless the new run has at least N scored, labelled rows (default: no floor)")
+    p.add_argument("--min-kappa", type=float, metavar="K",
+                   help="fail unless the new run's Cohen's kappa against its labels, at the baseline's threshold, "
+                   "is at least K (the point estimate; its interval is printed; default: no floor)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (exit code as without)")
     p.add_argument("--model", help="model to score the new set with (default: the baseline's)")
     p.add_argument("--out", default="runs/gate", help="where a scored new set is written (default runs/gate)")
@@ -42,15 +48,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import gate
+    from judgelab.calibration import GateFloors, gate
     from judgelab.cli._runs import load_run, records_for
 
+    GateFloors(args.min_rows, args.min_kappa).check()  # before any run is read or set scored
     base, task, threshold, meta = load_run(args.baseline, args.task)
     model = args.model or next((r.model for r in base if r.model), None) or meta.model
     new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads)
     result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
                   label_tolerance=args.label_tolerance, max_label_changes=args.max_label_changes,
-                  n_resamples=args.resamples, seed=args.seed)
+                  n_resamples=args.resamples, seed=args.seed, min_rows=args.min_rows, min_kappa=args.min_kappa)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0 if result.passed else 1

@@ -12,7 +12,11 @@ def add_stress_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--evaluator", help="fact-checking, relevancy, bespoke-minicheck, NAME+fenced or module:callable "
                    "(default: the task's evaluator)")
     p.add_argument("--attacks", help="comma-separated perturbations: keys (inject-ignore@end), names (both "
-                   "positions), families ('fake verdict', benign) or 'all'; default: a small set of each family")
+                   "positions), families ('fake verdict', benign), 'default', 'all' or module:callable (a transform "
+                   "of the judged text); default: a small set of each family, or the --attacks-file attacks")
+    p.add_argument("--attacks-file", metavar="FILE",
+                   help="JSONL of your own attacks, one per line: name, family, where (start, end or evidence) and "
+                   "text, or transform (module:callable); reported like the built-in ones")
     p.add_argument("--consistency", default="noul,choice,paraphrase",
                    help="comma-separated consistency checks: noul, choice, paraphrase, or 'none' (default: all three)")
     p.add_argument("--fence", action="store_true", help="also measure the fenced template on the same rows (before/after)")
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     checks = [] if args.consistency.strip() == "none" else [c.strip() for c in args.consistency.split(",") if c.strip()]
     result = stress(
         args.model, args.set, args.out,
-        evaluator=args.evaluator, attacks=args.attacks, consistency=checks, fence=args.fence,
+        evaluator=args.evaluator, attacks=args.attacks, attacks_file=args.attacks_file, consistency=checks, fence=args.fence,
         label_mass=args.label_mass, task=args.task, limit=args.limit,
         threshold_strategy=args.threshold_strategy, calibrator=args.calibrator, batch_size=args.batch_size,
         n_resamples=args.resamples, seed=args.seed, progress=not args.no_progress, figures=not args.no_plots,

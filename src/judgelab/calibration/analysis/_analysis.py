@@ -15,6 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from judgelab.calibration.analysis._agreement import (
+    AGREEMENT_ROWS,
+    Agreement,
+    LengthBias,
+    agreement,
+    records_length_bias,
+)
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
 from judgelab.calibration.analysis._calibrator_choice import CalibratorChoice, check_calibrator_name, choose_calibrator
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
@@ -78,6 +85,10 @@ class Analysis:
     """Warnings about the data (one class only, rows without evidence, ...), shown in the report."""
     undefined_metrics: list[str] = field(default_factory=list)
     """Why a metric was nan on some tuning or held-out rows (``DegenerateMetricWarning`` messages)."""
+    agreement: Agreement | None = None
+    """Cohen's kappa, TPR and TNR at the shipped threshold on the held-out rows, with intervals."""
+    length_bias: LengthBias | None = None
+    """Spearman's rho of score and judged-text length per label (None: the records carry no length)."""
 
     @property
     def single_class(self) -> int | None:
@@ -164,6 +175,8 @@ class Analysis:
             "self_preference": self.self_pref.to_dict() if self.self_pref is not None else None,
             "criteria": self.criteria,
             **({"warnings": list(self.notes)} if self.notes else {}),
+            **({"agreement": self.agreement.to_dict()} if self.agreement is not None else {}),
+            **({"length_bias": self.length_bias.to_dict()} if self.length_bias is not None else {}),
         }
 
 
@@ -262,6 +275,8 @@ def analyze(
     ok = data.ok
     crit = criteria_thresholds(ok, strategy=str(st)) if any(r.labels and r.criteria for r in ok) else {}
     held = plan.held
+    agree = agreement(data.y[held], data.s[held], threshold=tuning.thr_row[held], groups=data.fold_groups[held],
+                      rows=AGREEMENT_ROWS[plan.mode], n_resamples=n_resamples, seed=seed)
     return Analysis(
         task=data.task, n_rows=len(records), n_scored=len(ok), n_errors=len(records) - len(ok),
         strategy=str(st), mode=plan.mode, mode_note=plan.note, threshold=float(t), threshold_calibrated=t_cal,
@@ -269,7 +284,8 @@ def analyze(
         in_sample=in_sample, abstain=tuning.band, abstain_heldout=band_held, calibration=calibration,
         calibrator_kind=choice.kind, calibrator=final_cal, self_pref=sp, criteria=crit, calibrator_choice=choice,
         y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.kind, data.s)[held], s_tuning=s_tuning,
-        y_tuning=y_tuning, notes=_data_notes(data), undefined_metrics=undefined,
+        y_tuning=y_tuning, notes=_data_notes(data), undefined_metrics=undefined, agreement=agree,
+        length_bias=records_length_bias(ok, groups=data.fold_groups, n_resamples=n_resamples, seed=seed),
     )
 
 

@@ -37,6 +37,10 @@ class ScoreRecord(BaseModel):
     only when all three still match (see ``plan_resume``). ``content_hashes``
     hash each part of the row (documents, user text, response, other
     fields) so that ``judgelab gate`` can say what changed in a row.
+
+    ``response_chars`` is the length of the judged text (the row's
+    ``response``) in characters, for the length-bias check; records written
+    before the field existed lack it.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -67,6 +71,7 @@ class ScoreRecord(BaseModel):
     row_hash: str | None = None
     content_hashes: dict[str, str] | None = None
     evaluator_hash: str | None = None
+    response_chars: int | None = None
 
     @property
     def ok(self) -> bool:

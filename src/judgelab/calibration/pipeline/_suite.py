@@ -207,7 +207,7 @@ def calibrate(
         for t, rs in by_task.items()
     }
     try:
-        records = _score_pending(by_task, plans, judge, evaluators, scores_path, o, executor)
+        records = _with_lengths(_score_pending(by_task, plans, judge, evaluators, scores_path, o, executor), by_task)
     finally:
         judge.close()
     if o.self_generators is None:
@@ -261,6 +261,13 @@ def _score_pending(
         logger.info("scoring %d %s rows with %s", len(rs), t, type(sources[t]).__name__)
         records += run(sources[t], rs, out=scores_path, batch_size=o.batch_size, progress=o.progress, executor=executor)
     return records
+
+
+def _with_lengths(records: list[ScoreRecord], by_task: Mapping[str, list[LabelledRow]]) -> list[ScoreRecord]:
+    """Records reused from a run written before ``response_chars`` existed get it from their rows."""
+    chars = {(t, r.id): len(r.response) for t, rs in by_task.items() for r in rs}
+    return [r if r.response_chars is not None or (r.task, r.id) not in chars
+            else r.model_copy(update={"response_chars": chars[(r.task, r.id)]}) for r in records]
 
 
 def _factories(model: Any, tasks: Sequence[str], model_options: Mapping[str, Any] | None) -> dict[str, EvaluatorFactory]:

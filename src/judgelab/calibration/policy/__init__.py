@@ -11,6 +11,7 @@ from judgelab.calibration.policy._estimate import (
 )
 from judgelab.calibration.policy._gate import (
     GateBootstrap,
+    GateFloors,
     GateResult,
     GateTest,
     gate,
@@ -51,6 +52,7 @@ from judgelab.calibration.policy._cascade_policy import (
 
 __all__ = [
     "GateBootstrap",
+    "GateFloors",
     "CascadeFit",
     "CascadeFitOptions",
     "CascadePolicy",

@@ -19,7 +19,11 @@ any of:
    run only, an **unpaired** bootstrap of the whole runs (each resampled on
    its own) is run as well, and the output says how many rows it covered.
    With ``max_drop="auto"`` a test fails when its whole interval of
-   ``new - baseline`` lies below 0; with a number ``X``, below ``-X``.
+   ``new - baseline`` lies below 0; with a number ``X``, below ``-X``;
+5. a floor is not met (``GateFloors``, opt-in): the new run has fewer
+   labelled rows than ``min_rows`` (checked right after the judge), or its
+   Cohen's kappa at the baseline's threshold is below ``min_kappa``
+   (checked last). The new run's kappa, TPR and TNR are always reported.
 """
 
 from __future__ import annotations
@@ -33,14 +37,16 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration._options import with_overrides
+from judgelab.calibration.analysis._agreement import Agreement
 from judgelab.calibration.analysis._bootstrap import Interval, Resampling, paired_difference, unpaired_difference
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
 from judgelab.calibration.analysis._pairing import PairResampling, pair_groups
 from judgelab.calibration.data._records import ScoreRecord, judge_values
 from judgelab.calibration.data._row_changes import RowChanges, row_changes
+from judgelab.calibration.policy._floors import GateFloors, new_run_agreement
 from judgelab.errors import DataError, JudgelabError
 
-__all__ = ["GateBootstrap", "GateResult", "GateTest", "gate"]
+__all__ = ["GateBootstrap", "GateFloors", "GateResult", "GateTest", "gate"]
 
 GATE_METRICS = ("accuracy", "balanced_accuracy", "f1", "mcc", "auroc", "auprc", "precision", "recall")
 
@@ -107,6 +113,8 @@ class GateResult:
     tests: tuple[GateTest, ...] = ()
     changes: RowChanges | None = None
     max_label_changes: int = 0
+    agreement: Agreement | None = None
+    floors: GateFloors = field(default_factory=GateFloors)
 
     def lines(self) -> list[str]:
         """The comparison, for people: every test with the rows it covered, what changed, the checks."""
@@ -123,6 +131,10 @@ class GateResult:
         out.append(f"label 1 share: baseline {self.label_share_baseline:.3f}, new {self.label_share_new:.3f} "
                    f"(tolerance {self.label_tolerance:g})")
         out += [f"{k}: {v}" for k, v in self.checks.items()]
+        if self.agreement is not None:
+            g = self.agreement
+            out.append(f"agreement of the new run with its labels at threshold {g.threshold:.3f} ({g.n} rows): "
+                       f"Cohen's kappa {g.kappa:.3f}, TPR {g.tpr:.3f}, TNR {g.tnr:.3f} (floors: {self.floors.describe()})")
         return out
 
     def to_dict(self) -> dict:
@@ -133,7 +145,9 @@ class GateResult:
                 "label_tolerance": self.label_tolerance, "max_drop": self.max_drop, "checks": self.checks,
                 "tests": [t.to_dict() for t in self.tests],
                 "changes": self.changes.to_dict() if self.changes is not None else None,
-                "max_label_changes": self.max_label_changes}
+                "max_label_changes": self.max_label_changes,
+                "agreement": self.agreement.to_dict() if self.agreement is not None else None,
+                "min_rows": self.floors.min_rows, "min_kappa": self.floors.min_kappa}
 
 
 def _criteria(records: Sequence[ScoreRecord]) -> list[str]:
@@ -303,13 +317,17 @@ def gate(
     resampling, overrides
         A ``Resampling`` (``n_resamples``, ``confidence``, ``seed``; also
         exported as ``GateBootstrap``), or those fields as keywords: the
-        bootstrap settings.
+        bootstrap settings. ``min_rows`` and ``min_kappa`` (keywords, see
+        ``GateFloors``) are floors the new run must reach.
 
     Returns
     -------
     GateResult
     """
-    rs = with_overrides(Resampling, resampling, overrides, "gate")
+    floor_keys = {"min_rows", "min_kappa"}
+    floors = with_overrides(GateFloors, None, {k: v for k, v in overrides.items() if k in floor_keys}, "gate")
+    floors.check()
+    rs = with_overrides(Resampling, resampling, {k: v for k, v in overrides.items() if k not in floor_keys}, "gate")
     base, newr = _check_inputs(baseline, new, metric)
     limit = _parse_max_drop(max_drop)
     st = _Settings(metric, float(threshold), rs)
@@ -324,12 +342,15 @@ def gate(
         tests.append(_unpaired_test(base, newr, st))
     shares = float(np.mean([r.label for r in base])), float(np.mean([r.label for r in newr]))
     bound = 0.0 if limit is None else -limit
-    reason = _first_failure(reason, changes, allowed, shares, label_tolerance, tests, bound, metric)
+    reason = _first_failure(reason or floors.rows_failure(len(newr)), changes, allowed, shares, label_tolerance, tests,
+                            bound, metric)
+    agree = new_run_agreement(newr, float(threshold), rs)
+    reason = reason or floors.kappa_failure(agree)
     first = tests[0]
     return GateResult(
         passed=reason is None, reason=reason or "", metric=metric, threshold=float(threshold),
         baseline=first.baseline, new=first.new, difference=first.difference, paired=first.kind == "paired",
         n_baseline=len(base), n_new=len(newr), n_shared=len(changes.shared), label_share_baseline=shares[0],
         label_share_new=shares[1], label_tolerance=label_tolerance, max_drop=limit, checks=checks,
-        tests=tuple(tests), changes=changes, max_label_changes=allowed,
+        tests=tuple(tests), changes=changes, max_label_changes=allowed, agreement=agree, floors=floors,
     )

@@ -11,6 +11,7 @@ from typing import Any
 from judgelab.calibration.analysis._analysis import Analysis
 from judgelab.calibration.data._runfiles import read_metrics, write_metrics
 from judgelab.calibration.analysis._criteria_thresholds import write_criteria_thresholds
+from judgelab.calibration.report._agreement_section import agreement_tables
 
 __all__ = ["write_report"]
 
@@ -62,6 +63,7 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
         [[k, format(a.heldout[k]), _f(a.in_sample.get(k))] for k in _SHOWN if k in a.heldout],
         note,
     ))
+    tables += agreement_tables(a)
     if len(a.heldout_by_group) > 1:
         tables.append((
             "By group (held-out)",

@@ -4,6 +4,14 @@ its accuracy, as a Robustness section of the report.
 Imports only the sub-packages before it.
 """
 
+from judgelab.calibration.robustness._attack_file import read_attacks_file
+from judgelab.calibration.robustness._attacks import (
+    BUILTIN_ATTACKS,
+    TEXT_WHERE,
+    TRANSFORM_WHERE,
+    Attack,
+    load_transform,
+)
 from judgelab.calibration.robustness._consistency import (
     CHOICE_OPTIONS,
     ChoiceProbe,
@@ -51,8 +59,10 @@ from judgelab.calibration.robustness._stress import (
 
 __all__ = [
     "ATTACKS",
+    "Attack",
     "AttackStats",
     "BENIGN",
+    "BUILTIN_ATTACKS",
     "CHOICE_OPTIONS",
     "CONSISTENCY_CHECKS",
     "ChoiceProbe",
@@ -65,6 +75,8 @@ __all__ = [
     "Perturbation",
     "StressOptions",
     "StressResult",
+    "TEXT_WHERE",
+    "TRANSFORM_WHERE",
     "TaskStress",
     "TemplateLayout",
     "add_robustness_section",
@@ -73,10 +85,12 @@ __all__ = [
     "choice_stats",
     "consistency_probes",
     "label_mass_stats",
+    "load_transform",
     "noul_stats",
     "paraphrase_evaluators",
     "paraphrase_stats",
     "perturb_rows",
+    "read_attacks_file",
     "resolve_attacks",
     "robustness_figure",
     "robustness_tables",

@@ -199,7 +199,7 @@ def paraphrase_evaluators(evaluator: Any) -> list[Any]:
     template = getattr(evaluator, "prompt_template", None)
     if not isinstance(template, str):
         return []
-    from judgelab.calibration.robustness._perturb import _PLACEHOLDER
+    from judgelab.calibration.robustness._perturb_base import _PLACEHOLDER
 
     names = frozenset(_PLACEHOLDER.findall(template))
     out = []

@@ -39,6 +39,7 @@ from judgelab.calibration.data._rows import LabelledRow, write_rows
 from judgelab.calibration.data._sets import resolve_set, rows_by_task
 from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._suite import CalibrationResult, calibrate
+from judgelab.calibration.robustness._attack_file import read_attacks_file
 from judgelab.calibration.robustness._consistency import consistency_probes
 from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, is_ok, pooled_flip
 from judgelab.calibration.robustness._metrics import LabelMassStats, label_mass_stats
@@ -68,7 +69,12 @@ class StressOptions(CalibrationOptions):
     Attributes
     ----------
     attacks
-        Perturbations (see ``resolve_attacks``); None for ``DEFAULT_ATTACKS``.
+        Perturbations (see ``resolve_attacks``); None for ``DEFAULT_ATTACKS``
+        (or, with ``attacks_file``, for the file's attacks).
+    attacks_file
+        A JSONL file of your own attacks (see ``read_attacks_file``): added
+        to the built-in ones, reported like them; ``attacks`` selects among
+        both.
     consistency
         Which of ``noul``, ``choice``, ``paraphrase`` to ask (the first two
         need an evaluator with a ``model``).
@@ -84,7 +90,8 @@ class StressOptions(CalibrationOptions):
         the run's lowest quarter.
     """
 
-    attacks: str | Sequence[str] | None = None
+    attacks: str | Sequence[Any] | None = None
+    attacks_file: str | Path | None = None
     consistency: Sequence[str] = CONSISTENCY_CHECKS
     fence: bool = False
     label_mass: bool = False
@@ -142,7 +149,7 @@ def stress(
         As for ``calibrate``.
     options, overrides
         A ``StressOptions``, or its fields as keywords (``attacks``,
-        ``consistency``, ``fence``, ``label_mass``, ``low_mass`` and those of
+        ``attacks_file``, ``consistency``, ``fence``, ``label_mass``, ``low_mass`` and those of
         ``CalibrationOptions``: ``limit``, ``threshold_strategy``, ``seed``...;
         keywords win).
 
@@ -154,7 +161,8 @@ def stress(
     unknown = sorted({str(c) for c in o.consistency} - {*CONSISTENCY_CHECKS})
     if unknown:
         raise JudgelabError(f"Unknown consistency check(s) {unknown}; known: {', '.join(CONSISTENCY_CHECKS)}.")
-    perturbations = resolve_attacks(o.attacks)
+    extra = read_attacks_file(o.attacks_file) if o.attacks_file is not None else []
+    perturbations = resolve_attacks(o.attacks, extra)
     rows, _, _ = resolve_set(set)
     by_task = rows_by_task(rows, task=task, limit=o.limit)
     if not by_task:
@@ -218,7 +226,8 @@ def _finish(cfg: _StressRun, cal: CalibrationResult, tasks: dict[str, TaskStress
     files["stress_rows"] = sdir / "rows.jsonl"
     files["stress_scores"] = sdir / "scores.jsonl"
     files["stress_json"] = sdir / "stress.json"
-    meta = {"attacks": [p.key for p in cfg.perturbations], "consistency": list(cfg.o.consistency), "fence": cfg.o.fence,
+    meta = {"attacks": [p.key for p in cfg.perturbations], "attacks_file": _path_or_none(cfg.o.attacks_file),
+            "consistency": list(cfg.o.consistency), "fence": cfg.o.fence,
             "label_mass": cfg.o.label_mass, "seed": cfg.o.seed, "limit": cfg.o.limit}
     (sdir / "stress.json").write_text(json.dumps({"meta": meta, "tasks": {t: s.to_dict() for t, s in tasks.items()}},
                                                  indent=2, default=str) + "\n", encoding="utf-8")
@@ -226,6 +235,10 @@ def _finish(cfg: _StressRun, cal: CalibrationResult, tasks: dict[str, TaskStress
 
     files.update(add_robustness_section(tasks, out, figures=cfg.o.figures))
     return StressResult(cal, tasks, files, out)
+
+
+def _path_or_none(path: str | Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Any, threshold: float) -> LabelMassStats | None:

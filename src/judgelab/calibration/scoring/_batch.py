@@ -75,6 +75,7 @@ def _record(
         row_hash=row_hash(row),
         content_hashes=content_hashes(row),
         evaluator_hash=identity.evaluator_hash if identity is not None else None,
+        response_chars=len(row.response),
     )
     return rec.model_dump(exclude_none=True)
 
