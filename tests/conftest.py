@@ -299,3 +299,29 @@ class ScriptedModel:
             probs = {lab: (float(value) if k == 0 else rest) for k, lab in enumerate(labels)}
         best = max(probs, key=probs.__getitem__)
         return Judgment(best, probs[best], probs, prompt_tokens=len(prompt.split()))
+
+
+def direct_label_probabilities(model, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+    """P(label | prompt) computed directly: each label's whole token sequence (tokenised on its own),
+    its likelihood from the model's full-vocabulary logits, normalised over the labels."""
+    import numpy as np
+
+    backend = model.backend
+    tokens = list(model.tokenize(prompt))
+    scores = []
+    for label in labels:
+        sequence = backend.tokenize(label, add_bos=False, special=False)
+        total = 0.0
+        for k, token in enumerate(sequence):
+            logits = np.asarray(backend.next_logits(tokens + sequence[:k]), dtype=np.float64)
+            top = logits.max()
+            total += logits[token] - (top + np.log(np.exp(logits - top).sum()))
+        scores.append(total)
+    p = np.exp(np.asarray(scores) - max(scores))
+    return dict(zip(labels, (p / p.sum()).tolist()))
+
+
+@pytest.fixture(scope="session")
+def label_likelihoods():
+    """``direct_label_probabilities``: the check for labels read as token sequences."""
+    return direct_label_probabilities

@@ -23,34 +23,17 @@ PROMPT = (
 )
 
 
-def direct_probabilities(model, prompt: str, labels) -> dict[str, float]:
-    """P(label | prompt) from full-vocabulary logits: each label's token sequence, tokenised on its own."""
-    backend = model.backend
-    tokens = list(model.tokenize(prompt))
-    scores = []
-    for label in labels:
-        sequence = backend.tokenize(label, add_bos=False, special=False)
-        total = 0.0
-        for k, token in enumerate(sequence):
-            logits = np.asarray(backend.next_logits(tokens + sequence[:k]), dtype=np.float64)
-            top = logits.max()
-            total += logits[token] - (top + np.log(np.exp(logits - top).sum()))
-        scores.append(total)
-    p = np.exp(np.asarray(scores) - max(scores))
-    return dict(zip(labels, (p / p.sum()).tolist()))
-
-
 def _prompts(model):
     return [model.render(PROMPT.format(answer=a)) for a in ("Paris", "Lyon", "The capital of France is Paris.")]
 
 
 @pytest.mark.parametrize("labels", [GRADES, BRACKETS, ("Score: 1", "Score: 2", "Score: 3")])
-def test_sequence_labels_match_the_direct_likelihoods(any_judge, labels):
+def test_sequence_labels_match_the_direct_likelihoods(any_judge, labels, label_likelihoods):
     resolved = any_judge.resolve_labels(labels)
     assert resolved.sequences is not None and resolved.token_ids == ()
     for prompt in _prompts(any_judge):
         probs = any_judge.probabilities(prompt, labels)
-        direct = direct_probabilities(any_judge, prompt, labels)
+        direct = label_likelihoods(any_judge, prompt, labels)
         assert probs == pytest.approx(direct, abs=2e-3), (labels, prompt)
 
 
@@ -139,9 +122,9 @@ def test_typed_choice_reads_sequence_labels(judge_model):
     assert sum(answer.probabilities.values()) == pytest.approx(1.0)
 
 
-def test_transformers_backend_reads_sequence_labels(smollm_hf):
+def test_transformers_backend_reads_sequence_labels(smollm_hf, label_likelihoods):
     for labels in (GRADES, BRACKETS):
         assert smollm_hf.resolve_labels(labels).sequences is not None
         for prompt in _prompts(smollm_hf)[:2]:
             assert smollm_hf.probabilities(prompt, labels) == pytest.approx(
-                direct_probabilities(smollm_hf, prompt, labels), abs=2e-3)
+                label_likelihoods(smollm_hf, prompt, labels), abs=2e-3)
