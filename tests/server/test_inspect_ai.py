@@ -10,15 +10,11 @@ server on 127.0.0.1. ``model_graded_fact`` asks for ``GRADE: C`` or
 
 from __future__ import annotations
 
-import pytest
-
-pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'judgelab[test]'")
-
-from inspect_ai import Task, eval as inspect_eval  # noqa: E402
-from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.model import GenerateConfig, ModelOutput, get_model  # noqa: E402
-from inspect_ai.scorer import model_graded_fact, model_graded_qa  # noqa: E402
-from inspect_ai.solver import solver  # noqa: E402
+from inspect_ai import Task, eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.scorer import model_graded_fact, model_graded_qa
+from inspect_ai.solver import solver
 
 GRADES = ("GRADE: C", "GRADE: I")
 SAMPLES = [
@@ -61,18 +57,8 @@ def _text(message) -> str:
     return "".join(part["text"] if isinstance(part, dict) else part.text for part in content)
 
 
-@pytest.fixture(scope="module")
-def grader_server():
-    """``judgelab serve --labels "GRADE: C,GRADE: I"``."""
-    import _cli_server
-
-    server = _cli_server.start("--threads", "1", "--labels", ",".join(GRADES))
-    yield server
-    server.stop()
-
-
-def test_model_graded_fact_gets_real_grades(grader_server, judge_model, label_likelihoods, tmp_path):
-    scores = _run(_task(model_graded_fact(model=_grader(grader_server.url))), tmp_path)
+def test_model_graded_fact_gets_real_grades(grade_server, judge_model, label_likelihoods, tmp_path):
+    scores = _run(_task(model_graded_fact(model=_grader(grade_server.url))), tmp_path)
     assert len(scores) == len(SAMPLES)
     for score in scores:
         assert score.value in ("C", "I"), score.explanation  # a grade, not a scoring failure
@@ -82,8 +68,8 @@ def test_model_graded_fact_gets_real_grades(grader_server, judge_model, label_li
         assert score.explanation == max(direct, key=direct.get)
 
 
-def test_labels_sent_with_the_request_override_the_servers(grader_server, tmp_path):
+def test_labels_sent_with_the_request_override_the_servers(grade_server, tmp_path):
     """``labels`` in the request body (Inspect's ``extra_body``) picks the labels per grader."""
-    grader = _grader(grader_server.url, extra_body={"labels": ["GRADE: P", "GRADE: I"]})
+    grader = _grader(grade_server.url, extra_body={"labels": ["GRADE: P", "GRADE: I"]})
     scores = _run(_task(model_graded_qa(model=grader, partial_credit=True)), tmp_path)
     assert all(score.value in ("P", "I") for score in scores), [s.explanation for s in scores]

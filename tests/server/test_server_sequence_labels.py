@@ -19,16 +19,6 @@ QUESTION = (
 )
 
 
-@pytest.fixture(scope="module")
-def grade_server():
-    """A ``judgelab serve`` subprocess answering with GRADE: C / GRADE: I."""
-    import _cli_server
-
-    server = _cli_server.start("--threads", "1", "--labels", ",".join(GRADES))
-    yield server
-    server.stop()
-
-
 @pytest.mark.parametrize("answer", ["Paris", "Lyon"])
 def test_openai_chat_answers_one_grade_with_its_probability(grade_server, judge_model, label_likelihoods, answer):
     import openai
