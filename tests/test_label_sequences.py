@@ -1,10 +1,13 @@
 """Labels that share their first tokens are read as token sequences.
 
 "GRADE: C" and "GRADE: I" start with the same tokens; the engine appends the
-shared prefix to the prompt and reads each label's whole token sequence. Every
-probability here is checked against a direct computation: the likelihood of
-each label's full token sequence (prefix included) from the model's
-full-vocabulary logits, normalised over the labels.
+shared prefix to the prompt and reads the labels where they part. A label's
+probability is the product of its tokens' probabilities restricted to the
+label set (decoding constrained to the labels). Every probability here is
+checked against a direct computation from the model's full-vocabulary logits
+at every position of every label (prefix included); where labels part at
+their last token that equals their full-sequence likelihoods normalised over
+the set, and that is checked too.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from judgelab.errors import ContextLengthError, LabelError
 
 GRADES = ("GRADE: C", "GRADE: I")
 BRACKETS = ("[[A]]", "[[B]]")  # the labels part at the letter, and "]]" follows it
+DEEPER = ("Yes, fully", "Yes, partly", "No")  # parts at "Yes"/"No", then again after "Yes,"
 PROMPT = (
     "Question: What is the capital of France?\nExpert answer: Paris\nSubmitted answer: {answer}\n"
     "Reply with GRADE: C if the submission is correct, GRADE: I if it is not."
@@ -27,24 +31,34 @@ def _prompts(model):
     return [model.render(PROMPT.format(answer=a)) for a in ("Paris", "Lyon", "The capital of France is Paris.")]
 
 
-@pytest.mark.parametrize("labels", [GRADES, BRACKETS, ("Score: 1", "Score: 2", "Score: 3")])
-def test_sequence_labels_match_the_direct_likelihoods(any_judge, labels, label_likelihoods):
+@pytest.mark.parametrize("labels", [GRADES, ("Score: 1", "Score: 2", "Score: 3")])
+def test_labels_parting_at_their_last_token_match_the_sequence_likelihoods(any_judge, labels, label_likelihoods):
     resolved = any_judge.resolve_labels(labels)
     assert resolved.sequences is not None and resolved.token_ids == ()
     for prompt in _prompts(any_judge):
         probs = any_judge.probabilities(prompt, labels)
-        direct = label_likelihoods(any_judge, prompt, labels)
+        assert probs == pytest.approx(label_likelihoods(any_judge, prompt, labels), abs=2e-3), (labels, prompt)
+        assert probs == pytest.approx(label_likelihoods(any_judge, prompt, labels, restricted=True), abs=2e-3)
+
+
+@pytest.mark.parametrize("labels", [BRACKETS, DEEPER])
+def test_sequence_labels_match_constrained_decoding(any_judge, labels, label_likelihoods):
+    for prompt in _prompts(any_judge):
+        probs = any_judge.probabilities(prompt, labels)
+        direct = label_likelihoods(any_judge, prompt, labels, restricted=True)
         assert probs == pytest.approx(direct, abs=2e-3), (labels, prompt)
 
 
-def test_the_trie_shares_the_prefix_and_reads_tails(judge_model):
+def test_the_trie_reads_only_where_labels_part(judge_model):
     grades = judge_model.resolve_labels(GRADES).sequences
     tokenize = judge_model.backend.tokenize
     assert grades.forms == tuple(tuple(tokenize(g, add_bos=False, special=False)) for g in GRADES)
     assert len(grades.prefix) == len(grades.forms[0]) - 1  # "GRADE:" once, then " C" or " I"
-    assert grades.nodes == ()  # nothing after the branch: one batched read, as for single tokens
+    assert [node for node, _ in grades.branches] == [()]  # one read, as for single tokens
     brackets = judge_model.resolve_labels(BRACKETS).sequences
-    assert len(brackets.nodes) == 2  # "]]" after "A" and after "B": read from the full distribution
+    assert [node for node, _ in brackets.branches] == [()]  # "]]" is the one way on after either letter
+    deeper = judge_model.resolve_labels(DEEPER).sequences
+    assert deeper.prefix == () and len(deeper.branches) == 2  # "Yes"/"No", then "fully"/"partly"
 
 
 def test_single_token_labels_keep_their_path(any_judge):
@@ -62,22 +76,23 @@ def test_batches_equal_single_prompts_and_the_label_head_reads_the_branch(judge_
     for prompt, probs in zip(prompts, batch):
         judge_model.reset_caches()
         assert judge_model.probabilities(prompt, GRADES) == pytest.approx(probs, abs=1e-12)
-    for prompt, probs in zip(prompts, judge_model.batch_probabilities(prompts, BRACKETS)):
-        assert judge_model.probabilities(prompt, BRACKETS) == pytest.approx(probs, abs=1e-12)
+    for prompt, probs in zip(prompts, judge_model.batch_probabilities(prompts, DEEPER)):
+        judge_model.reset_caches()
+        assert judge_model.probabilities(prompt, DEEPER) == pytest.approx(probs, abs=1e-12)
 
 
 def test_label_mass_is_the_labels_share_of_the_full_distribution(judge_model):
     prompt = _prompts(judge_model)[0]
-    plain = judge_model.judge(prompt, BRACKETS)
+    plain = judge_model.judge(prompt, DEEPER)
     judge_model.label_mass = True
     try:
-        with_mass = judge_model.judge(prompt, BRACKETS)
+        with_mass = judge_model.judge(prompt, DEEPER)
     finally:
         judge_model.label_mass = False
     assert with_mass.probabilities == pytest.approx(plain.probabilities, abs=2e-3)
     tokens = list(judge_model.tokenize(prompt))
     mass = 0.0
-    for label in BRACKETS:
+    for label in DEEPER:
         seq = judge_model.backend.tokenize(label, add_bos=False, special=False)
         logp = 0.0
         for k, token in enumerate(seq):
@@ -123,8 +138,8 @@ def test_typed_choice_reads_sequence_labels(judge_model):
 
 
 def test_transformers_backend_reads_sequence_labels(smollm_hf, label_likelihoods):
-    for labels in (GRADES, BRACKETS):
+    for labels in (GRADES, DEEPER):
         assert smollm_hf.resolve_labels(labels).sequences is not None
         for prompt in _prompts(smollm_hf)[:2]:
             assert smollm_hf.probabilities(prompt, labels) == pytest.approx(
-                label_likelihoods(smollm_hf, prompt, labels), abs=2e-3)
+                label_likelihoods(smollm_hf, prompt, labels, restricted=True), abs=2e-3)

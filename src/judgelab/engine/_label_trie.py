@@ -2,23 +2,22 @@
 
 When two labels start with the same token ("GRADE: C" and "GRADE: I"), the
 next-token distribution after the prompt cannot tell them apart, but their
-token sequences differ further on. A label's probability is then the
-likelihood of its whole token sequence, normalised over the label set::
+token sequences differ further on. A label's probability is then the product
+of its tokens' conditional probabilities, each restricted to the label set:
+at every position, the softmax over only the tokens that continue some label
+written so far. That is the distribution of decoding constrained to the
+labels, and for labels that part at their last token it equals the labels'
+full-sequence likelihoods normalised over the set::
 
-    P(label | prompt) = P(tokens of label | prompt) / sum over labels l of P(tokens of l | prompt)
+    P("GRADE: C") = P(" C" | prompt "GRADE:") / (P(" C" | ...) + P(" I" | ...))
 
-where ``P(t_1..t_n | prompt)`` is the product of each token's conditional
-probability given the prompt and the tokens before it.
-
-The labels form a trie. The tokens every label starts with (the *prefix*,
-``"GRADE:"``) are appended to the prompt: their probability is shared by every
-label and cancels, so they cost only their prefill. At the end of the prefix
-the labels branch; the logits of the branch tokens are read as single-token
-labels are (batched, shared prefixes, the label head), and the normaliser of
-that position cancels too. Only labels that go on after their branch token
-(``"[[A]]"`` / ``"[[B]]"``: ``"]]"`` after the letter) need more: the full
-next-token distribution at each further position of the trie, once per
-position and prompt.
+The labels form a trie. A position with one continuation ("GRADE", ":") has
+restricted probability 1: its tokens are only appended to the prompt (the
+*prefix*, paid for by its prefill, shared by every prompt's labels). Only the
+positions where labels part (*branches*) are read, each as single-token labels
+are read: the logits of its few continuations (batched, shared prefixes, the
+label head). "GRADE: C" / "GRADE: I" costs one judgment of a prompt two tokens
+longer; "[[A]]" / "[[B]]" the same ("]]" after the letter is the one way on).
 
 Labels whose token sequences are equal, or one of which starts another's
 (``"1"`` and ``"10"`` where digits are single tokens), cannot be told apart
@@ -35,7 +34,7 @@ import numpy as np
 from judgelab.engine._backend import Backend
 from judgelab.errors import LabelError
 
-__all__ = ["LabelSequences", "build_sequences", "form_scores", "full_form_logprobs", "sequence_scores"]
+__all__ = ["LabelSequences", "build_sequences", "form_scores", "scores_with_mass", "sequence_scores"]
 
 Node = tuple[int, ...]
 
@@ -53,10 +52,13 @@ class LabelSequences:
     owner: tuple[int, ...]
     prefix: Node
     """Tokens every form starts with: appended to the prompt."""
-    branch_ids: tuple[int, ...]
-    """The distinct tokens right after the prefix, where the forms part."""
-    nodes: tuple[Node, ...]
-    """Positions after the branch (tokens after the prefix) whose full next-token distribution is read."""
+    branches: tuple[tuple[Node, tuple[int, ...]], ...]
+    """The positions where forms part (tokens after the prefix; the first is ``()``) and the tokens that follow each."""
+
+    @property
+    def branch_ids(self) -> tuple[int, ...]:
+        """Every token read at some branch, each once (the ids given to the backend)."""
+        return tuple(dict.fromkeys(t for _, children in self.branches for t in children))
 
     @property
     def longest(self) -> int:
@@ -103,12 +105,15 @@ def build_sequences(
     while all(len(f) > n + 1 and f[n] == all_forms[0][n] for f in all_forms):
         n += 1
     rests = [f[n:] for f in all_forms]
+    children: dict[Node, dict[int, None]] = {}
+    for rest in rests:
+        for depth in range(len(rest)):
+            children.setdefault(rest[:depth], {})[rest[depth]] = None
     return LabelSequences(
         forms=tuple(all_forms),
         owner=tuple(i for _, i in flat),
         prefix=all_forms[0][:n],
-        branch_ids=tuple(dict.fromkeys(r[0] for r in rests)),
-        nodes=tuple(dict.fromkeys(r[:k] for r in rests for k in range(1, len(r)))),
+        branches=tuple((node, tuple(kids)) for node, kids in children.items() if len(kids) > 1),
     )
 
 
@@ -118,60 +123,63 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return logits - (top + float(np.log(np.exp(logits - top).sum())))
 
 
-def form_scores(
-    seqs: LabelSequences, branch_logits: Sequence[float], node_logprobs: Mapping[Node, np.ndarray]
-) -> np.ndarray:
-    """Each form's log-likelihood after the prompt and prefix, up to a constant shared by all forms.
+def form_scores(seqs: LabelSequences, branch_logits: Mapping[Node, Sequence[float]]) -> np.ndarray:
+    """Each form's log-probability restricted to the label set, after the prompt and prefix.
 
-    ``branch_logits`` are the logits of ``seqs.branch_ids`` after the prefix;
-    ``node_logprobs[node]`` the full next-token log-probabilities after the
-    prefix and ``node``.
+    ``branch_logits[node]`` are the logits of the tokens that follow ``node``
+    (``seqs.branches``' order) after the prompt, the prefix and ``node``.
     """
-    branch = dict(zip(seqs.branch_ids, np.asarray(branch_logits, dtype=np.float64)))
-    out = np.empty(len(seqs.forms), dtype=np.float64)
+    restricted = {node: dict(zip(kids, _log_softmax(branch_logits[node]))) for node, kids in seqs.branches}
+    out = np.zeros(len(seqs.forms), dtype=np.float64)
     p = len(seqs.prefix)
     for k, form in enumerate(seqs.forms):
         rest = form[p:]
-        score = branch[rest[0]]
-        for depth in range(1, len(rest)):
-            score += float(node_logprobs[rest[:depth]][rest[depth]])
-        out[k] = score
+        for depth in range(len(rest)):
+            at = restricted.get(rest[:depth])
+            if at is not None:  # one way on elsewhere: probability 1
+                out[k] += at[rest[depth]]
     return out
 
 
 def sequence_scores(backend: Backend, seqs: LabelSequences, token_lists: Sequence[Sequence[int]]) -> np.ndarray:
     """``form_scores`` of every prompt: an array ``(len(token_lists), len(seqs.forms))``.
 
-    Without positions after the branch, all prompts go to the backend at once
-    (its batching and prefix sharing as for single-token labels); otherwise
-    each prompt is followed by its own further positions, which extend the
-    cache that prompt left.
+    All branches of all prompts go to the backend in one ``label_logits``
+    call (the prompt plus prefix plus branch, sorted by the backend so that a
+    prompt's branches extend its cached prefill by a token or two).
     """
-    extended = [[*toks, *seqs.prefix] for toks in token_lists]
-    if not seqs.nodes:
-        branch = backend.label_logits(extended, seqs.branch_ids)
-        return np.stack([form_scores(seqs, row, {}) for row in branch]) if extended else np.empty((0, 0))
+    ids = seqs.branch_ids
+    where = {t: j for j, t in enumerate(ids)}
+    queries = [[*toks, *seqs.prefix, *node] for toks in token_lists for node, _ in seqs.branches]
+    logits = backend.label_logits(queries, ids)
     rows = []
-    for toks in extended:
-        branch = backend.label_logits([toks], seqs.branch_ids)[0]
-        nodes = {node: _log_softmax(backend.next_logits([*toks, *node])) for node in seqs.nodes}
-        rows.append(form_scores(seqs, branch, nodes))
-    return np.stack(rows)
+    for i in range(len(token_lists)):
+        at = {
+            node: [logits[i * len(seqs.branches) + b][where[t]] for t in kids]
+            for b, (node, kids) in enumerate(seqs.branches)
+        }
+        rows.append(form_scores(seqs, at))
+    return np.stack(rows) if rows else np.empty((0, len(seqs.forms)))
 
 
-def full_form_logprobs(next_logits: Callable[[list[int]], np.ndarray], seqs: LabelSequences,
-                       tokens: Sequence[int]) -> np.ndarray:
-    """Each form's full log-likelihood after ``tokens`` (prefix included), from full-vocabulary logits.
+def scores_with_mass(next_logits: Callable[[list[int]], np.ndarray], seqs: LabelSequences,
+                     tokens: Sequence[int]) -> tuple[np.ndarray, float]:
+    """``form_scores`` after ``tokens`` from full-vocabulary logits, and the labels' share of the model's distribution.
 
-    ``exp`` of the result sums to the share of the model's distribution that
-    writes one of the labels (``Judgment.label_mass``).
+    The share (``Judgment.label_mass``) is the probability that the model,
+    unconstrained, writes one of the forms: the product of each form's
+    full-vocabulary conditional probabilities, prefix included, summed.
     """
     cache: dict[Node, np.ndarray] = {}
-    out = np.zeros(len(seqs.forms), dtype=np.float64)
+
+    def logprobs(head: Node) -> np.ndarray:
+        if head not in cache:
+            cache[head] = _log_softmax(next_logits([*tokens, *head]))
+        return cache[head]
+
+    full = np.zeros(len(seqs.forms), dtype=np.float64)
     for k, form in enumerate(seqs.forms):
         for depth in range(len(form)):
-            head = form[:depth]
-            if head not in cache:
-                cache[head] = _log_softmax(next_logits([*tokens, *head]))
-            out[k] += float(cache[head][form[depth]])
-    return out
+            full[k] += float(logprobs(form[:depth])[form[depth]])
+    at = {node: logprobs(seqs.prefix + node)[list(kids)] for node, kids in seqs.branches}
+    return form_scores(seqs, at), float(np.exp(full).sum())

@@ -11,7 +11,7 @@ import numpy as np
 
 from judgelab.engine._backend import Backend
 from judgelab.engine._info import ModelInfo
-from judgelab.engine._label_trie import build_sequences, full_form_logprobs, sequence_scores
+from judgelab.engine._label_trie import build_sequences, scores_with_mass, sequence_scores
 from judgelab.engine._labels import ResolvedLabels, resolve_labels
 from judgelab.engine._prompt import Prompt, render_prompt
 from judgelab.engine._token_cache import TokenCache
@@ -272,15 +272,14 @@ class JudgeModel:
         ]
 
     def _judge_sequences(self, resolved: ResolvedLabels, token_lists: list[tuple[int, ...]]) -> list[Judgment]:
-        """``judge_many`` for labels read as token sequences: the prefix once, then each branch."""
+        """``judge_many`` for labels read as token sequences: the prefix once, then each branch (``_label_trie``)."""
         seqs = resolved.sequences
         for i, toks in enumerate(token_lists):
             if len(toks) + seqs.longest - 1 > self.n_ctx:
                 what = "prompt plus its labels' tokens" + ("" if len(token_lists) == 1 else f" (prompt #{i})")
                 raise ContextLengthError(len(toks) + seqs.longest - 1, self.n_ctx, what=what)
         if self.label_mass:
-            scores = [full_form_logprobs(self.backend.next_logits, seqs, toks) for toks in token_lists]
-            masses = [float(np.exp(row).sum()) for row in scores]
+            scores, masses = zip(*(scores_with_mass(self.backend.next_logits, seqs, toks) for toks in token_lists))
         else:
             scores = list(sequence_scores(self.backend, seqs, token_lists))
             masses = [None] * len(token_lists)
