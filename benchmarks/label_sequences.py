@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 SETS = {
     "yes-no": ("Yes", "No"),
     "grade": ("GRADE: C", "GRADE: I"),  # a shared prefix, then one token each
-    "brackets": ("[[A]]", "[[B]]"),  # a shared prefix, one token each, then "]]" (read from the full distribution)
+    "brackets": ("[[A]]", "[[B]]"),  # a shared prefix, one token each, then "]]" (one way on: not read)
+    "deeper": ("Yes, fully", "Yes, partly", "No"),  # read where they part: after the prompt, then after "Yes,"
 }
 
 
