@@ -299,3 +299,38 @@ class ScriptedModel:
             probs = {lab: (float(value) if k == 0 else rest) for k, lab in enumerate(labels)}
         best = max(probs, key=probs.__getitem__)
         return Judgment(best, probs[best], probs, prompt_tokens=len(prompt.split()))
+
+
+def direct_label_probabilities(model, prompt: str, labels: Sequence[str], *, restricted: bool = False) -> dict[str, float]:
+    """P(label | prompt) computed directly from the model's full-vocabulary logits, each label's
+    token sequence tokenised on its own.
+
+    Without ``restricted``: the likelihood of each whole sequence, normalised over the labels.
+    With it: each token's probability restricted to the tokens that continue some label at that
+    position (decoding constrained to the labels). The two agree when the labels part at their last token.
+    """
+    import numpy as np
+
+    backend = model.backend
+    tokens = list(model.tokenize(prompt))
+    sequences = [backend.tokenize(label, add_bos=False, special=False) for label in labels]
+    scores = []
+    for sequence in sequences:
+        total = 0.0
+        for k, token in enumerate(sequence):
+            full = np.asarray(backend.next_logits(tokens + sequence[:k]), dtype=np.float64)
+            token_logit = float(full[token])
+            if restricted:
+                full = full[sorted({s[k] for s in sequences if len(s) > k and s[:k] == sequence[:k]})]
+            logits = full
+            top = logits.max()
+            total += token_logit - (top + np.log(np.exp(logits - top).sum()))
+        scores.append(total)
+    p = np.exp(np.asarray(scores) - max(scores))
+    return dict(zip(labels, (p / p.sum()).tolist()))
+
+
+@pytest.fixture(scope="session")
+def label_likelihoods():
+    """``direct_label_probabilities``: the check for labels read as token sequences."""
+    return direct_label_probabilities

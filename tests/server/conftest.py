@@ -76,3 +76,16 @@ def limited_server():
     )
     yield server
     server.stop()
+
+
+GRADES = ("GRADE: C", "GRADE: I")
+
+
+@pytest.fixture(scope="session")
+def grade_server():
+    """``judgelab serve --labels "GRADE: C,GRADE: I"`` as a subprocess: labels that share their first tokens."""
+    import _cli_server
+
+    server = _cli_server.start("--threads", "1", "--labels", ",".join(GRADES))
+    yield server
+    server.stop()

@@ -5,7 +5,10 @@ A label such as "Yes" may be written by the model as "Yes", " Yes", "yes" or
 probability pools its variants. Variants come from the model spec
 (``label_variants``) or, by default, from the case and leading-space forms of
 the word. A label with no single-token variant is read from its first token,
-provided no other label starts with that token; otherwise it is refused.
+provided no other label starts with that token. When labels do share their
+first tokens ("GRADE: C", "GRADE: I"), ``resolve_labels`` hands them to
+``on_shared``, which reads them as token sequences (``_label_trie``); without
+it they are refused.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from judgelab.engine._label_trie import LabelSequences
 from judgelab.errors import LabelError
 
 __all__ = ["ResolvedLabels", "default_variants", "resolve_labels"]
@@ -29,6 +33,8 @@ class ResolvedLabels:
     """``owner[j]`` is the index into ``labels`` of ``token_ids[j]``."""
     n_tokens: tuple[int, ...]
     """How many tokens the shortest form of each label takes (1 for most)."""
+    sequences: LabelSequences | None = None
+    """The labels' token sequences, when they share their first tokens (then ``token_ids`` is empty)."""
 
     def tokens_of(self, label_index: int) -> list[int]:
         return [t for t, o in zip(self.token_ids, self.owner) if o == label_index]
@@ -52,17 +58,21 @@ def resolve_labels(
     *,
     spec_variants: Mapping[str, Sequence[str]] | None = None,
     tokenizer: str = "",
+    on_shared: Callable[[tuple[str, ...]], ResolvedLabels] | None = None,
 ) -> ResolvedLabels:
     """Resolve label words to token ids with ``tokenize`` (no BOS added).
 
     ``tokenize(text)`` gives the tokens ``text`` adds after a prompt;
     ``tokenizer`` names the tokenizer (library and version) in errors.
+    Labels whose first tokens are shared are resolved by ``on_shared(labels)``
+    when it is given (as token sequences), else refused.
 
     Raises
     ------
     LabelError
-        Fewer than two labels, duplicate labels, a token shared by two labels,
-        or a multi-token label whose first token another label also starts with.
+        Fewer than two labels, duplicate labels, or (without ``on_shared``) a
+        token shared by two labels or a multi-token label whose first token
+        another label also starts with.
     """
     labels = tuple(labels)
     if len(labels) < 2:
@@ -91,6 +101,8 @@ def resolve_labels(
     for i, ids in enumerate(per_label):
         for tok in ids:
             if tok in seen and seen[tok] != i:
+                if on_shared is not None:
+                    return on_shared(labels)
                 which = f" with the tokenizer of {tokenizer}" if tokenizer else ""
                 raise LabelError(
                     f"Labels {labels[seen[tok]]!r} and {labels[i]!r} share the token {tok}{which}, so "

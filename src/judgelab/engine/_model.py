@@ -11,6 +11,7 @@ import numpy as np
 
 from judgelab.engine._backend import Backend
 from judgelab.engine._info import ModelInfo
+from judgelab.engine._label_trie import build_sequences, scores_with_mass, sequence_scores
 from judgelab.engine._labels import ResolvedLabels, resolve_labels
 from judgelab.engine._prompt import Prompt, render_prompt
 from judgelab.engine._token_cache import TokenCache
@@ -152,8 +153,24 @@ class JudgeModel:
                     self._label_tokens,
                     spec_variants=self.spec.label_variants,
                     tokenizer=self._tokenizer_name(),
+                    on_shared=self._resolve_sequences,
                 )
             return self._label_cache[key]
+
+    def _resolve_sequences(self, labels: tuple[str, ...]) -> ResolvedLabels:
+        """Labels that share their first tokens, read as token sequences (``_label_trie``).
+
+        Each label is written as given (or as the spec's ``label_variants`` of it):
+        case and space forms are not pooled, since a multi-token label is a format
+        the prompt asks for ("GRADE: C").
+        """
+        variants = self.spec.label_variants or {}
+        forms = [[self._label_tokens(v) for v in (variants.get(lab) or [lab])] for lab in labels]
+        seqs = build_sequences(labels, forms, tokenizer=self._tokenizer_name())
+        n_tokens = tuple(
+            min(len(f) for f, o in zip(seqs.forms, seqs.owner, strict=True) if o == i) for i in range(len(labels))
+        )
+        return ResolvedLabels(labels, (), (), n_tokens, seqs)
 
     def _tokenizer_name(self) -> str:
         facts = getattr(self.backend, "facts", None)  # a backend written before facts() existed
@@ -242,6 +259,8 @@ class JudgeModel:
         for i, p in enumerate(prompts):
             self.check_prompt(p, what="prompt" if len(prompts) == 1 else f"prompt #{i}")
         token_lists = [self.tokenize(p) for p in prompts]
+        if resolved.sequences is not None:
+            return self._judge_sequences(resolved, token_lists)
         if self.label_mass:
             return self._judge_with_mass(resolved, token_lists)
         logits = self.backend.label_logits(token_lists, resolved.token_ids)
@@ -249,8 +268,29 @@ class JudgeModel:
             self.stats["judgments"] += len(prompts)
             self.stats["prompt_tokens"] += sum(len(t) for t in token_lists)
         return [
-            _judgment(resolved, row, len(toks)) for row, toks in zip(logits, token_lists)
+            _judgment(resolved.labels, resolved.owner, row, len(toks)) for row, toks in zip(logits, token_lists)
         ]
+
+    def _judge_sequences(self, resolved: ResolvedLabels, token_lists: list[tuple[int, ...]]) -> list[Judgment]:
+        """``judge_many`` for labels read as token sequences: the prefix once, then each branch (``_label_trie``)."""
+        seqs = resolved.sequences
+        for i, toks in enumerate(token_lists):
+            if len(toks) + seqs.longest - 1 > self.n_ctx:
+                what = "prompt plus its labels' tokens" + ("" if len(token_lists) == 1 else f" (prompt #{i})")
+                raise ContextLengthError(len(toks) + seqs.longest - 1, self.n_ctx, what=what)
+        if self.label_mass:
+            scores, masses = zip(*(scores_with_mass(self.backend.next_logits, seqs, toks) for toks in token_lists))
+        else:
+            scores = list(sequence_scores(self.backend, seqs, token_lists))
+            masses = [None] * len(token_lists)
+        with self._lock:
+            self.stats["judgments"] += len(token_lists)
+            self.stats["prompt_tokens"] += sum(len(t) for t in token_lists)
+        out = []
+        for row, toks, mass in zip(scores, token_lists, masses, strict=True):
+            j = _judgment(resolved.labels, seqs.owner, row, len(toks))
+            out.append(Judgment(j.label, j.probability, j.probabilities, j.prompt_tokens, j.logprobs, mass))
+        return out
 
     def _judge_with_mass(self, resolved: ResolvedLabels, token_lists: list[tuple[int, ...]]) -> list[Judgment]:
         """``judge_many`` from the full output layer, with the labels' share of it."""
@@ -260,7 +300,7 @@ class JudgeModel:
             full = np.asarray(self.backend.next_logits(toks), dtype=np.float64)
             top = float(np.max(full))
             mass = float(np.exp(full[ids] - top).sum() / np.exp(full - top).sum())
-            j = _judgment(resolved, full[ids], len(toks))
+            j = _judgment(resolved.labels, resolved.owner, full[ids], len(toks))
             out.append(Judgment(j.label, j.probability, j.probabilities, j.prompt_tokens, j.logprobs, mass))
         with self._lock:
             self.stats["judgments"] += len(token_lists)
@@ -355,22 +395,22 @@ class JudgeModel:
         self.close()
 
 
-def _judgment(resolved: ResolvedLabels, token_logits: np.ndarray, n_tokens: int) -> Judgment:
-    owner = np.asarray(resolved.owner)
+def _judgment(labels: Sequence[str], owner: Sequence[int], token_logits: np.ndarray, n_tokens: int) -> Judgment:
+    """The judgment from the logits of each label's tokens (or forms); ``owner[k]`` is the label of the k-th."""
     top = float(np.max(token_logits))
     weights = np.exp(token_logits - top)
-    per_label = np.bincount(owner, weights=weights, minlength=len(resolved.labels))
+    per_label = np.bincount(np.asarray(owner), weights=weights, minlength=len(labels))
     total = float(per_label.sum())
     probs = per_label / total
     # log P(label) restricted to the labels, stable for tiny probabilities
     logprobs = {
-        lab: (math.log(p) if p > 0 else -math.inf) for lab, p in zip(resolved.labels, probs)
+        lab: (math.log(p) if p > 0 else -math.inf) for lab, p in zip(labels, probs)
     }
     best = int(np.argmax(probs))
     return Judgment(
-        label=resolved.labels[best],
+        label=labels[best],
         probability=float(probs[best]),
-        probabilities={lab: float(p) for lab, p in zip(resolved.labels, probs)},
+        probabilities={lab: float(p) for lab, p in zip(labels, probs)},
         prompt_tokens=n_tokens,
         logprobs=logprobs,
     )

@@ -1,7 +1,8 @@
 """The Ollama API: ``/api/chat``, ``/api/generate``, ``/api/tags``, ``/api/show``, ``/api/version``.
 
 A judge answers with greedy decoding restricted to its labels: the reply text
-is exactly one label (at most ``num_predict`` tokens, default 2). Sampling
+is exactly one label (at most ``num_predict`` tokens; unset, ``--num-predict``
+(default 2) or as many as the longest label takes, "GRADE: C" being 3). Sampling
 options and fields a judge has no use for (``format``, ``keep_alive``,
 ``tools``, ``think``, images...) are accepted and ignored; the response's
 extra ``judgelab`` field, which Ollama clients ignore, holds the label's
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -70,10 +72,11 @@ def _ignored(body: _Common) -> list[str]:
     return sorted(ignored)
 
 
-def _num_predict(state: JudgeState, body: _Common) -> int | None:
+def _num_predict(state: JudgeState, body: _Common, labels: Sequence[str]) -> int | None:
+    """The request's ``num_predict``; unset: ``--num-predict``, or the longest label's tokens when that is more."""
     value = (body.options or {}).get("num_predict")
     if value is None:
-        return state.config.default_num_predict
+        return max(state.config.default_num_predict, state.label_tokens(labels))
     if not isinstance(value, int) or isinstance(value, bool):
         raise APIError(400, f"options.num_predict must be an integer, got {value!r}.", param="options.num_predict")
     if value == 0:
@@ -98,7 +101,7 @@ async def _judge(request: Request, body: _Common, prompt: str, kind: str):
     name = state.check_model(body.model)
     labels = state.resolve_labels(body.labels)
     t0 = time.perf_counter_ns()
-    judgment, n_out = await answer_label(request, prompt, labels, _num_predict(state, body), param=kind)
+    judgment, n_out = await answer_label(request, prompt, labels, _num_predict(state, body, labels), param=kind)
     elapsed = time.perf_counter_ns() - t0
     final: dict[str, Any] = {
         "model": body.model or name,

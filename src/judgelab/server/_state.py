@@ -87,6 +87,10 @@ class JudgeState:
             raise from_judgelab_error(exc, param="labels") from exc
         return chosen
 
+    def label_tokens(self, labels: Sequence[str]) -> int:
+        """The tokens the longest of ``labels`` (already resolved) takes to write."""
+        return max(self.model.resolve_labels(labels).n_tokens)
+
     async def judge(
         self, prompts: Sequence[str], labels: Sequence[str], ticket: RequestTicket, *, param: str | None = None
     ) -> list[Judgment]:

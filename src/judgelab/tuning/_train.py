@@ -149,6 +149,10 @@ class _Trainer:
             raise JudgelabError(f"The training rows are asked with different label pairs {sorted(labels)}; "
                                 "tune one evaluator's labels at a time.")
         resolved = model.resolve_labels(list(labels.pop()))
+        if resolved.sequences is not None:
+            raise JudgelabError(f"Labels {list(resolved.labels)} share their first tokens and are read as token "
+                                "sequences; tuning reads single-token labels only. Tune with labels that start "
+                                "differently (Yes/No, A/B).")
         self.reader = LabelReader(lm, resolved.token_ids, resolved.owner, len(resolved.labels))
         params = [p for p in self.peft_model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)

@@ -1,0 +1,83 @@
+"""An Inspect AI scorer backed by a judgelab ``Evaluator`` (docs/harnesses.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from judgelab.errors import BackendUnavailableError
+from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator
+
+__all__ = ["fact_check_request", "inspect_scorer"]
+
+
+def fact_check_request(state: Any, target: Any) -> EvaluationRequest:
+    """The request for Inspect's ``model_graded_fact`` case: is the output supported by the target?
+
+    The target (the expert answer) is the evidence, the model's output the
+    claim, and the sample's input the user text.
+    """
+    return EvaluationRequest(user_text=state.input_text, data_list=[target.text],
+                             response_content=state.output.completion)
+
+
+def _import_inspect():
+    try:
+        import anyio
+        from inspect_ai import scorer as inspect_scorers
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            "judgelab's Inspect scorer needs Inspect AI: pip install inspect-ai", backend="inspect_ai"
+        ) from exc
+    return anyio, inspect_scorers
+
+
+def _metadata(response: EvaluationResponse) -> dict[str, Any]:
+    return {"passed": response.passed, "feedback": response.feedback, **dict(response.metadata)}
+
+
+def inspect_scorer(
+    evaluator: Evaluator,
+    *,
+    to_request: Callable[[Any, Any], EvaluationRequest] = fact_check_request,
+    name: str = "judgelab",
+) -> Any:
+    """An Inspect AI ``Scorer`` whose value is ``evaluator``'s score (P(yes)), with its metadata.
+
+    Parameters
+    ----------
+    evaluator
+        Any judgelab ``Evaluator`` (``FactCheckingEvaluator(model)``,
+        ``RelevancyEvaluator(model)``, a ``Cascade``...).
+    to_request
+        Builds the ``EvaluationRequest`` from Inspect's ``TaskState`` and
+        ``Target``; by default the target is the evidence and the output the claim.
+    name
+        The scorer's name in Inspect's logs and metrics.
+
+    Returns
+    -------
+    Scorer
+        Scores whose ``value`` is the probability, ``answer`` the output,
+        ``explanation`` the evaluator's feedback and ``metadata`` its verdict
+        (``passed``), threshold and label probabilities. Metrics: mean and
+        standard error of the probability.
+
+    Raises
+    ------
+    BackendUnavailableError
+        When Inspect AI is not installed.
+    """
+    anyio, inspect_scorers = _import_inspect()
+
+    @inspect_scorers.scorer(metrics=[inspect_scorers.mean(), inspect_scorers.stderr()], name=name)
+    def judgelab_scorer():
+        async def score(state, target):
+            request = to_request(state, target)
+            response = await anyio.to_thread.run_sync(evaluator.evaluate, request)
+            return inspect_scorers.Score(value=float(response.score), answer=state.output.completion,
+                                         explanation=response.feedback, metadata=_metadata(response))
+
+        return score
+
+    return judgelab_scorer()

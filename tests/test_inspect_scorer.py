@@ -1,0 +1,47 @@
+"""``judgelab.harnesses.inspect_scorer``: a judgelab evaluator as an Inspect AI scorer, run by Inspect itself."""
+
+from __future__ import annotations
+
+import pytest
+from inspect_ai import Task, eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput
+from inspect_ai.solver import solver
+
+from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator
+from judgelab.harnesses import inspect_scorer
+
+SAMPLES = [
+    ("What is the capital of France?", "The capital of France is Paris.", "Paris is the capital of France."),
+    ("What is the capital of France?", "The capital of France is Paris.", "Berlin is the capital of France."),
+    ("How many legs does a spider have?", "A spider has eight legs.", "Spiders have eight legs."),
+]
+
+
+@solver
+def fixed_answer():
+    """Writes each sample's ``submission`` as the model output (no model runs)."""
+    async def solve(state, generate):
+        state.output = ModelOutput.from_content(model="mockllm/model", content=state.metadata["submission"])
+        return state
+
+    return solve
+
+
+def test_scores_are_the_evaluators_probabilities_with_its_metadata(judge_model, tmp_path):
+    evaluator = FactCheckingEvaluator(judge_model)
+    task = Task(dataset=[Sample(input=q, target=t, metadata={"submission": s}) for q, t, s in SAMPLES],
+                solver=fixed_answer(), scorer=inspect_scorer(evaluator))
+    log = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    values = []
+    for sample, (question, target, submission) in zip(log.samples, SAMPLES):
+        score = sample.scores["judgelab"]
+        direct = evaluator.evaluate(EvaluationRequest(question, [target], submission))
+        assert score.value == pytest.approx(direct.score, abs=1e-9)
+        assert score.answer == submission and score.explanation == direct.feedback
+        assert score.metadata["passed"] == direct.passed
+        assert set(direct.metadata) <= set(score.metadata)
+        values.append(score.value)
+    metrics = log.results.scores[0].metrics
+    assert metrics["mean"].value == pytest.approx(sum(values) / len(values))
