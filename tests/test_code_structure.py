@@ -3,6 +3,7 @@
 - no import cycle between modules (function-level imports count; ``if TYPE_CHECKING:`` ones do not);
 - no function over 80 lines and none over 8 parameters (frozen option objects instead);
 - no module of judgelab.calibration over 450 lines;
+- packages import only the layers below them (``LAYERS``: DESIGN.md's layer diagram);
 - no test imports a private module (``judgelab.x._y``) or another test module.
 """
 
@@ -138,6 +139,35 @@ def test_calibration_sub_packages_import_only_those_before_them():
         for target in _imports(module, path):
             tp = target.split(".")
             if len(tp) >= 3 and tp[1] == "calibration" and tp[2] in order and order.index(tp[2]) > mine:
+                bad.append(f"{module} imports {target}")
+    assert bad == []
+
+
+#: DESIGN.md's layers, bottom first: a package imports only packages of earlier layers (``judgelab`` itself
+#: only for ``__version__`` and ``questions``). ``wire`` is the one question/decision wire layer and policy
+#: binding, below the server, MCP and the pytest plugin and above the evaluators.
+LAYERS = [
+    {"errors"}, {"textfiles"}, {"specs"}, {"weights"}, {"engine"}, {"questions"}, {"evaluators"}, {"wire"},
+    {"calibration"}, {"tuning"}, {"server", "testing"}, {"mcp"}, {"cli"},
+]
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "judgelab"
+
+
+def test_packages_import_only_the_layers_below_them():
+    rank = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+    assert {_package(m) for m in MODULES} - {"judgelab"} == rank.keys(), "add the new package to LAYERS"
+    bad = []
+    for module, path in MODULES.items():
+        mine = _package(module)
+        for target in _imports(module, path):
+            theirs = _package(target)
+            if theirs == "judgelab" or theirs == mine or mine == "judgelab":
+                continue
+            if rank[theirs] >= rank[mine]:
                 bad.append(f"{module} imports {target}")
     assert bad == []
 
