@@ -4,6 +4,7 @@
 - no function over 80 lines and none over 8 parameters (frozen option objects instead);
 - no module of judgelab.calibration over 450 lines;
 - packages import only the layers below them (``LAYERS``: DESIGN.md's layer diagram);
+- every name in a module's ``__all__`` is defined or imported there (``import *`` works);
 - no test imports a private module (``judgelab.x._y``) or another test module.
 """
 
@@ -170,6 +171,40 @@ def test_packages_import_only_the_layers_below_them():
             if rank[theirs] >= rank[mine]:
                 bad.append(f"{module} imports {target}")
     assert bad == []
+
+
+def _top_level_names(tree: ast.Module) -> tuple[set[str], list[str] | None]:
+    """The names a module defines or imports at top level (``if``/``try`` bodies included), and its ``__all__``."""
+    names: set[str] = set()
+    exported = None
+    nodes = list(tree.body)
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, (ast.If, ast.Try)):
+            nodes.extend(node.body + node.orelse + getattr(node, "finalbody", []))
+            nodes.extend(n for h in getattr(node, "handlers", []) for n in h.body)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+                if isinstance(t, ast.Name) and t.id == "__all__" and isinstance(node.value, (ast.List, ast.Tuple)):
+                    exported = [ast.literal_eval(e) for e in node.value.elts if isinstance(e, ast.Constant)]
+    return names, exported
+
+
+def test_every_name_in_all_is_defined():
+    missing = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names, exported = _top_level_names(tree)
+        if module == "judgelab":  # lazy exports through __getattr__
+            continue
+        missing += [f"{module}.__all__ names {n!r}, which it does not define" for n in exported or [] if n not in names]
+    assert missing == []
 
 
 def test_no_function_is_over_80_lines():
