@@ -225,7 +225,6 @@ def test_cli_fit_writes_cascade_json_and_report(runs, tmp_path, capsys):
 
 def test_the_registry_builds_a_cascade_from_a_fitted_one(runs):
     s, y, recs = runs
-    policy = fit_cascade(recs, CascadeFitOptions(alpha=0.15))
     with pytest.raises(ParameterError, match="needs policy="):
         build_evaluator("cascade", None)
 

@@ -63,7 +63,8 @@ from judgelab.textfiles import load_json_model, save_json_model
 from judgelab.errors import DataError, PolicyMismatchError
 from judgelab.evaluators import LTT_CITATION
 
-__all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_and_save_policy", "fit_arrays", "fit_policy", "heldout_policy", "load_policy", "policy_decisions"]
+__all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_and_save_policy", "fit_arrays", "fit_policy", "heldout_policy",
+           "load_policy", "policy_decisions"]
 
 logger = logging.getLogger(__name__)
 
