@@ -1,7 +1,9 @@
 """Static checks over src/judgelab and tests/ (ast only, nothing imported or run).
 
 - no import cycle between modules (function-level imports count; ``if TYPE_CHECKING:`` ones do not);
-- no function over 80 lines and none over 8 parameters (frozen option objects instead);
+- no function over 80 lines of code (its docstring not counted) and none over 8 parameters, ``*args`` and
+  ``**kwargs`` counted (frozen option objects instead);
+- no module imports another top-level package's private module (``judgelab.x`` -> ``judgelab.y._z``);
 - no module of judgelab.calibration over 450 lines;
 - packages import only the layers below them (``LAYERS``: DESIGN.md's layer diagram);
 - every name in a module's ``__all__`` is defined or imported there (``import *`` works);
@@ -112,9 +114,20 @@ def _functions(path: Path):
 
 
 def _n_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Named parameters plus ``*args`` and ``**kwargs`` (hidden parameters count), without ``self``/``cls``."""
     a = fn.args
     names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
-    return len(names) - (1 if names and names[0] in ("self", "cls") else 0)
+    hidden = (a.vararg is not None) + (a.kwarg is not None)
+    return len(names) + hidden - (1 if names and names[0] in ("self", "cls") else 0)
+
+
+def _code_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The function's lines without its docstring."""
+    n = fn.end_lineno - fn.lineno + 1
+    first = fn.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        n -= first.end_lineno - first.lineno + 1
+    return n
 
 
 def test_the_checks_see_the_package():
@@ -208,15 +221,33 @@ def test_every_name_in_all_is_defined():
 
 
 def test_no_function_is_over_80_lines():
-    long = [f"{m}.{fn.name}: {fn.end_lineno - fn.lineno + 1} lines" for m, p in MODULES.items()
-            for fn in _functions(p) if fn.end_lineno - fn.lineno + 1 > MAX_FUNCTION_LINES]
+    long = [f"{m}.{fn.name}: {_code_lines(fn)} lines" for m, p in MODULES.items()
+            for fn in _functions(p) if _code_lines(fn) > MAX_FUNCTION_LINES]
     assert long == []
 
 
+#: Functions over the limit once ``**overrides`` counts (issue 31, item 5: an options object alone, or explicit
+#: keyword-only parameters). The list may only shrink.
+KNOWN_MANY_PARAMETERS = {
+    "judgelab.calibration.pipeline._suite.calibrate", "judgelab.calibration.policy._gate.gate",
+    "judgelab.evaluators.rubric.__init__",
+}
+
+
 def test_no_function_takes_over_8_parameters():
-    many = [f"{m}.{fn.name}: {_n_parameters(fn)} parameters" for m, p in MODULES.items()
-            for fn in _functions(p) if _n_parameters(fn) > MAX_PARAMETERS]
-    assert many == []
+    many = {f"{m}.{fn.name}" for m, p in MODULES.items() for fn in _functions(p) if _n_parameters(fn) > MAX_PARAMETERS}
+    assert many - KNOWN_MANY_PARAMETERS == set()
+    assert KNOWN_MANY_PARAMETERS - many == set(), "drop the entries no longer needed from KNOWN_MANY_PARAMETERS"
+
+
+def test_no_package_imports_another_packages_private_module():
+    bad = []
+    for module, path in MODULES.items():
+        for target in _imports(module, path):
+            parts = target.split(".")
+            if _package(target) != _package(module) and any(p.startswith("_") for p in parts[1:]):
+                bad.append(f"{module} imports {target}")
+    assert bad == []
 
 
 def test_no_calibration_module_is_over_450_lines():

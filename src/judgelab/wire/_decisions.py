@@ -51,7 +51,7 @@ class DecisionQuestion(Protocol):
 
     type: str
     name: str | None
-    instructions: Any
+    instructions: object
 
 
 def _choice_label(value: str | bool) -> str:
@@ -66,7 +66,7 @@ def decision_state(value: str | Sequence[tuple[str, str]], *, param: str = "inpu
     return {STATE_FIELD: text}, system
 
 
-def _check_choices(question: Any, i: int) -> None:
+def _check_choices(question: DecisionQuestion, i: int) -> None:
     n = len(question.choices)
     if n > MAX_CHOICES:
         raise WireError(f"questions.{i} has {n} choices; a judgelab judge reads at most {MAX_CHOICES} "
@@ -112,7 +112,7 @@ def check_decision_questions(questions: Sequence[DecisionQuestion]) -> None:
                             code="invalid_levels", param=f"questions.{i}.levels")
 
 
-def decision_question(question: Any, *, param: str) -> q.Question:
+def decision_question(question: DecisionQuestion, *, param: str) -> q.Question:
     """The ``judgelab.questions`` question for one wire question (``param``: its path, for errors)."""
     instructions = content_text(question.instructions, param=f"{param}.instructions")
     if question.type == "predicate":
@@ -127,7 +127,7 @@ def decision_question(question: Any, *, param: str) -> q.Question:
                     code="invalid_type", param=f"{param}.type")
 
 
-def decision_answer(question: Any, answer: q.Answer) -> dict[str, Any]:
+def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, Any]:
     """One answer in the ``openai.types.Decision`` shape."""
     if isinstance(answer, q.NoulAnswer):
         return {"type": "predicate", "name": question.name, "probability": answer.probability}

@@ -30,7 +30,7 @@ class SystemOneQuestion(Protocol):
     criteria: Any
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """Text for instructions or a criterion: strings as they are, JSON otherwise."""
     if value is None or isinstance(value, str):
         return value
@@ -84,7 +84,7 @@ def systemone_answer(wire: SystemOneQuestion, answer: q.Answer) -> dict[str, Any
 
 
 def ask_systemone(
-    model: q.QuestionModel, state: Any, questions: Mapping[str, SystemOneQuestion],
+    model: q.QuestionModel, state: object, questions: Mapping[str, SystemOneQuestion],
 ) -> tuple[dict[str, Any], int]:
     """Wire answers by question name, and the prompt tokens they took.
 
