@@ -6,8 +6,6 @@ import json
 
 import pytest
 
-pytest.importorskip("judgelab.evaluators.fact_checking")
-
 pytestmark = pytest.mark.slow
 
 

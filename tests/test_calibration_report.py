@@ -39,7 +39,7 @@ def _set(n=160, seed=0, split=True, gens=False, strength=0.3):
 def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path, scripted_evaluator):
     rows, scores = _set(gens=True)
     ev = scripted_evaluator(scores)
-    res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev, "relevancy": ev},
+    calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev, "relevancy": ev},
                     self_generators=["*gemma*"], n_resamples=200, progress=False)
     for name in ("scores.jsonl", "metrics.json", "report.md", "report.html", "calibrator-fact-check.json"):
         assert (tmp_path / name).exists(), name

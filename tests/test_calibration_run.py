@@ -73,7 +73,7 @@ def test_kill_and_resume_gives_the_same_file(tmp_path, scripted_evaluator):
     script = textwrap.dedent(f"""
         import json, sys
         sys.path[:0] = [{str(TESTS)!r}, {str(SRC)!r}]
-        from conftest import ScriptedEvaluator
+        from judgelab.testing import ScriptedEvaluator
         from judgelab.calibration import load_rows, run
         scores = json.load(open({str(tmp_path / 'scores.json')!r}))
         run(ScriptedEvaluator(scores, die_after=int(sys.argv[1])), load_rows({str(set_path)!r}).rows,

@@ -225,7 +225,6 @@ def test_cli_fit_writes_cascade_json_and_report(runs, tmp_path, capsys):
 
 def test_the_registry_builds_a_cascade_from_a_fitted_one(runs):
     s, y, recs = runs
-    policy = fit_cascade(recs, CascadeFitOptions(alpha=0.15))
     with pytest.raises(ParameterError, match="needs policy="):
         build_evaluator("cascade", None)
 
@@ -268,3 +267,20 @@ def test_serve_refuses_a_file_that_is_not_a_cascade_before_loading_a_model(tmp_p
     assert main(["serve", "--cascade", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a judgelab cascade" in err[0]
+
+
+def test_the_cascade_module_exports_what_it_defines():
+    namespace: dict = {}
+    exec("from judgelab.evaluators.cascade import *", namespace)
+    assert {"Cascade", "CascadeBand", "stage_name", "stage_template_hash"} <= namespace.keys()
+
+
+def test_cascade_at_file_reads_through_the_one_validated_reader(runs, tmp_path):
+    s, y, recs = runs
+    path = fit_cascade(recs, CascadeFitOptions(alpha=0.15)).save(tmp_path / "cascade.json")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["stages"][1]["lower"] = "low"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(DataError, match=r"is not a judgelab cascade \(field 'stages.1.lower'") as e:
+        build_evaluator(f"cascade@{path}", None, stage_models=[Scripted({}), Scripted({})])
+    assert "judgelab cascade fit" in str(e.value)

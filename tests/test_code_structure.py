@@ -1,8 +1,12 @@
 """Static checks over src/judgelab and tests/ (ast only, nothing imported or run).
 
 - no import cycle between modules (function-level imports count; ``if TYPE_CHECKING:`` ones do not);
-- no function over 80 lines and none over 8 parameters (frozen option objects instead);
+- no function over 80 lines of code (its docstring not counted) and none over 8 parameters, ``*args`` and
+  ``**kwargs`` counted (frozen option objects instead);
+- no module imports another top-level package's private module (``judgelab.x`` -> ``judgelab.y._z``);
 - no module of judgelab.calibration over 450 lines;
+- packages import only the layers below them (``LAYERS``: DESIGN.md's layer diagram);
+- every name in a module's ``__all__`` is defined or imported there (``import *`` works);
 - no test imports a private module (``judgelab.x._y``) or another test module.
 """
 
@@ -110,9 +114,20 @@ def _functions(path: Path):
 
 
 def _n_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Named parameters plus ``*args`` and ``**kwargs`` (hidden parameters count), without ``self``/``cls``."""
     a = fn.args
     names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
-    return len(names) - (1 if names and names[0] in ("self", "cls") else 0)
+    hidden = (a.vararg is not None) + (a.kwarg is not None)
+    return len(names) + hidden - (1 if names and names[0] in ("self", "cls") else 0)
+
+
+def _code_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The function's lines without its docstring."""
+    n = fn.end_lineno - fn.lineno + 1
+    first = fn.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        n -= first.end_lineno - first.lineno + 1
+    return n
 
 
 def test_the_checks_see_the_package():
@@ -142,16 +157,97 @@ def test_calibration_sub_packages_import_only_those_before_them():
     assert bad == []
 
 
+#: DESIGN.md's layers, bottom first: a package imports only packages of earlier layers (``judgelab`` itself
+#: only for ``__version__`` and ``questions``). ``wire`` is the one question/decision wire layer and policy
+#: binding, below the server, MCP and the pytest plugin and above the evaluators.
+LAYERS = [
+    {"errors"}, {"textfiles"}, {"specs"}, {"weights"}, {"engine"}, {"questions"}, {"evaluators"}, {"wire"},
+    {"calibration"}, {"tuning"}, {"server", "testing"}, {"mcp"}, {"cli"},
+]
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "judgelab"
+
+
+def test_packages_import_only_the_layers_below_them():
+    rank = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+    assert {_package(m) for m in MODULES} - {"judgelab"} == rank.keys(), "add the new package to LAYERS"
+    bad = []
+    for module, path in MODULES.items():
+        mine = _package(module)
+        for target in _imports(module, path):
+            theirs = _package(target)
+            if theirs == "judgelab" or theirs == mine or mine == "judgelab":
+                continue
+            if rank[theirs] >= rank[mine]:
+                bad.append(f"{module} imports {target}")
+    assert bad == []
+
+
+def _top_level_names(tree: ast.Module) -> tuple[set[str], list[str] | None]:
+    """The names a module defines or imports at top level (``if``/``try`` bodies included), and its ``__all__``."""
+    names: set[str] = set()
+    exported = None
+    nodes = list(tree.body)
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, (ast.If, ast.Try)):
+            nodes.extend(node.body + node.orelse + getattr(node, "finalbody", []))
+            nodes.extend(n for h in getattr(node, "handlers", []) for n in h.body)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+                if isinstance(t, ast.Name) and t.id == "__all__" and isinstance(node.value, (ast.List, ast.Tuple)):
+                    exported = [ast.literal_eval(e) for e in node.value.elts if isinstance(e, ast.Constant)]
+    return names, exported
+
+
+def test_every_name_in_all_is_defined():
+    missing = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names, exported = _top_level_names(tree)
+        if module == "judgelab":  # lazy exports through __getattr__
+            continue
+        missing += [f"{module}.__all__ names {n!r}, which it does not define" for n in exported or [] if n not in names]
+    assert missing == []
+
+
 def test_no_function_is_over_80_lines():
-    long = [f"{m}.{fn.name}: {fn.end_lineno - fn.lineno + 1} lines" for m, p in MODULES.items()
-            for fn in _functions(p) if fn.end_lineno - fn.lineno + 1 > MAX_FUNCTION_LINES]
+    long = [f"{m}.{fn.name}: {_code_lines(fn)} lines" for m, p in MODULES.items()
+            for fn in _functions(p) if _code_lines(fn) > MAX_FUNCTION_LINES]
     assert long == []
 
 
+#: Functions over the limit once ``**overrides`` counts (issue 31, item 5: an options object alone, or explicit
+#: keyword-only parameters). The list may only shrink.
+KNOWN_MANY_PARAMETERS = {
+    "judgelab.calibration.pipeline._suite.calibrate", "judgelab.calibration.policy._gate.gate",
+    "judgelab.evaluators.rubric.__init__",
+}
+
+
 def test_no_function_takes_over_8_parameters():
-    many = [f"{m}.{fn.name}: {_n_parameters(fn)} parameters" for m, p in MODULES.items()
-            for fn in _functions(p) if _n_parameters(fn) > MAX_PARAMETERS]
-    assert many == []
+    many = {f"{m}.{fn.name}" for m, p in MODULES.items() for fn in _functions(p) if _n_parameters(fn) > MAX_PARAMETERS}
+    assert many - KNOWN_MANY_PARAMETERS == set()
+    assert KNOWN_MANY_PARAMETERS - many == set(), "drop the entries no longer needed from KNOWN_MANY_PARAMETERS"
+
+
+def test_no_package_imports_another_packages_private_module():
+    bad = []
+    for module, path in MODULES.items():
+        for target in _imports(module, path):
+            parts = target.split(".")
+            if _package(target) != _package(module) and any(p.startswith("_") for p in parts[1:]):
+                bad.append(f"{module} imports {target}")
+    assert bad == []
 
 
 def test_no_calibration_module_is_over_450_lines():

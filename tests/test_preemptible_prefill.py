@@ -96,7 +96,7 @@ def test_batcher_runs_a_short_request_between_the_pieces_of_a_long_prompt(model)
         model.reset_caches()
         expected[p] = model.judge(p, LABELS).probabilities
     model.reset_caches()
-    tl, ts = model.tokenize(long), model.tokenize(short)
+    tl = model.tokenize(long)
     order: list[str] = []
     pieces: list[int] = []
     real_prefill = model.prefill

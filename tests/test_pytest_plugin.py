@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path

@@ -169,7 +169,8 @@ def test_driver_killed_mid_run_then_the_same_command_resumes(ray_cluster, judge_
     scores = out / "scores.jsonl"
     # three rows scored locally first: the Ray run must skip them
     run(FactCheckingEvaluator(judge_model), doc_rows[:3], out=scores, progress=False)
-    cmd = [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main(sys.argv[1:]))", "calibrate", "--model", judge_model.spec.id, "--set", str(tmp_path / "set.jsonl"), "--out", str(out),
+    cmd = [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main(sys.argv[1:]))",
+           "calibrate", "--model", judge_model.spec.id, "--set", str(tmp_path / "set.jsonl"), "--out", str(out),
            "--ray", ray_cluster, "--replicas", "2", "--block-size", "3", "--resamples", "50", "--no-plots", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     driver = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

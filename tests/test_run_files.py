@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from judgelab.calibration import (
     METRICS_VERSION,
@@ -99,7 +100,7 @@ def test_a_bare_scores_file_says_it_thresholds_at_half(tmp_path, capsys):
 def test_metrics_file_is_frozen():
     metrics = read_metrics(OLD_RUN / "metrics.json")
     assert isinstance(metrics, MetricsFile)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         metrics.meta.model = "other"  # type: ignore[misc]
     assert not math.isnan(metrics.threshold("fact-check"))
 

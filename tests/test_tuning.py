@@ -7,7 +7,6 @@ thread): about a minute each on two shared cores.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os

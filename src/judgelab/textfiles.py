@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from judgelab.errors import DataError, JudgelabError
 
-__all__ = ["read_text", "not_utf8"]
+__all__ = ["load_json_model", "not_utf8", "read_text", "save_json_model"]
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def not_utf8(path: str | Path, exc: UnicodeDecodeError, what: str, *, error: type = DataError) -> JudgelabError:
@@ -33,3 +38,26 @@ def read_text(path: str | Path, what: str, *, fix: str = "Check the path.", erro
         raise error(f"Cannot read {what} {str(path)!r}: {exc.strerror or exc}. {fix}", path=str(path)) from exc
     except UnicodeDecodeError as exc:
         raise not_utf8(path, exc, what, error=error) from exc
+
+
+def save_json_model(model: BaseModel, path: str | Path) -> Path:
+    """Write ``model`` as indented JSON at ``path`` (creating its folder); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def load_json_model(cls: type[M], path: str | Path, *, kind: str, hint: str) -> M:
+    """Read a ``cls`` from ``path`` (``policy.json``, ``cascade.json``); a one-line ``DataError`` naming the file,
+    the field and ``hint`` otherwise."""
+    path = Path(path)
+    try:
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"Cannot read {kind} file {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err.get("loc", ())) or None
+        raise DataError(f"{path} is not a judgelab {kind} (field {field!r}: {err.get('msg')}). {hint}",
+                        path=str(path), field=field) from exc

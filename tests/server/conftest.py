@@ -66,7 +66,10 @@ def limits() -> SimpleNamespace:
 
 @pytest.fixture(scope="session")
 def limited_server():
-    """A ``judgelab serve`` subprocess with tight limits (1 MiB bodies, 24 prompts a request, one prompt per request per turn, 2 s for headers, 16 connections)."""
+    """A ``judgelab serve`` subprocess with tight limits.
+
+    1 MiB bodies, 24 prompts a request, one prompt per request per turn, 2 s for headers, 16 connections.
+    """
     import _cli_server
 
     server = _cli_server.start(

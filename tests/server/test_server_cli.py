@@ -27,7 +27,8 @@ def test_serve_cli_key_from_env_and_graceful_shutdown():
     port = _free_port()
     env = {**os.environ, "JUDGELAB_API_KEY": "env-key"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main())", "serve", "--model", MODEL, "--port", str(port), "--threads", "2",
+        [sys.executable, "-c", "import sys; from judgelab.cli import main; sys.exit(main())",
+         "serve", "--model", MODEL, "--port", str(port), "--threads", "2",
          "--labels", "Yes,No", "--alias", "bespoke-minicheck"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )

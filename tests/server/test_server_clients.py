@@ -171,7 +171,6 @@ def test_typesafe_system_one_noul(typesafe_client):
 
 
 def test_typesafe_choice_and_score(typesafe_client):
-    pytest.importorskip("judgelab.questions")
     from typesafe_sdk import Choice, Score
 
     result = typesafe_client.system_one(

@@ -76,7 +76,7 @@ def run_validate(args: argparse.Namespace) -> int:
     print(f"{args.path}: {len(ls.rows)} valid rows, {len(ls.skipped)} skipped")
     for (task, label), n in sorted(counts.items()):
         print(f"  {task} label {label}: {n}")
-    for line, msg in ls.skipped[:20]:
+    for _line, msg in ls.skipped[:20]:
         print(f"  skipped {msg}")
     return 0
 

@@ -42,6 +42,7 @@ from judgelab.evaluators.fact_checking import (
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
 from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
 from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
+from judgelab.evaluators._cascade_file import CASCADE_METHOD, LTT_CITATION, CascadePolicy, CascadeStage, load_cascade
 from judgelab.evaluators.cascade import Cascade, CascadeBand
 from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
 from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
@@ -53,8 +54,13 @@ __all__ = [
     "split_sentences",
     "Attempt",
     "COMBINE_RULES",
+    "CASCADE_METHOD",
     "Cascade",
     "CascadeBand",
+    "CascadePolicy",
+    "CascadeStage",
+    "LTT_CITATION",
+    "load_cascade",
     "Jury",
     "build_cascade",
     "combine_scores",

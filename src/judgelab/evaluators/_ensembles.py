@@ -11,13 +11,14 @@ from typing import Any
 
 from judgelab.errors import ParameterError
 from judgelab.evaluators._registry import build_evaluator, evaluator_names, register_evaluator
-from judgelab.evaluators.cascade import Cascade, CascadePolicyLike, read_cascade_file
+from judgelab.evaluators._cascade_file import CascadePolicy, load_cascade
+from judgelab.evaluators.cascade import Cascade
 from judgelab.evaluators.jury import Jury
 
 __all__ = ["build_cascade", "load_stage_models"]
 
 
-def load_stage_models(model: Any, policy: CascadePolicyLike, **model_options: Any) -> list[Any | None]:
+def load_stage_models(model: Any, policy: CascadePolicy, **model_options: Any) -> list[Any | None]:
     """The models of a fitted cascade's stages: ``None`` where ``model``'s spec is the stage's, else loaded.
 
     A stage's model is loaded from its spec id (``stage.model``) with
@@ -42,7 +43,7 @@ def load_stage_models(model: Any, policy: CascadePolicyLike, **model_options: An
     return out
 
 
-def build_cascade(model: Any, policy: CascadePolicyLike, *, stage_models: Sequence[Any | None] | None = None,
+def build_cascade(model: Any, policy: CascadePolicy, *, stage_models: Sequence[Any | None] | None = None,
                   threshold: float | None = None, **model_options: Any) -> Cascade:
     """A ``Cascade`` of a fitted cascade's stages, each the registered evaluator of its task on its model.
 
@@ -64,9 +65,9 @@ def build_cascade(model: Any, policy: CascadePolicyLike, *, stage_models: Sequen
 def _cascade(model: Any, policy: Any = None, **options: Any) -> Any:
     if policy is None:
         raise ParameterError("The 'cascade' evaluator needs policy= (a fitted cascade: "
-                             "judgelab.calibration.load_cascade('cascade.json')), or its file as 'cascade@FILE'.")
+                             "judgelab.evaluators.load_cascade('cascade.json')), or its file as 'cascade@FILE'.")
     if isinstance(policy, str):
-        policy = read_cascade_file(policy)
+        policy = load_cascade(policy)
     return build_cascade(model, policy, **options)
 
 

@@ -13,19 +13,17 @@ stage sees are sent to it, batched through ``evaluate_many``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
-from judgelab.errors import DataError, ParameterError, PolicyMismatchError
+from judgelab.errors import ParameterError, PolicyMismatchError
+from judgelab.evaluators._cascade_file import CascadePolicy, CascadeStage
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many
 
-__all__ = ["Cascade", "CascadeBand", "CascadePolicyLike", "build_cascade", "load_stage_models", "read_cascade_file",
-           "stage_name", "stage_template_hash"]
+__all__ = ["Cascade", "CascadeBand", "stage_name", "stage_template_hash"]
 
 
 @dataclass(frozen=True)
@@ -44,28 +42,6 @@ class CascadeBand:
         return "escalate"
 
 
-class _StageLike(Protocol):
-    name: str
-    model: str | None
-    evaluator: str | None
-    lower: float | None
-    upper: float | None
-    spec_hash: str | None
-    template_hash: str | None
-
-
-class CascadePolicyLike(Protocol):
-    """What ``Cascade`` reads of a fitted cascade (``judgelab.calibration.CascadePolicy``)."""
-
-    stages: Sequence[_StageLike]
-    task: str
-    alpha: float
-    delta: float
-    n: int
-
-    def summary(self) -> dict[str, Any]: ...
-
-
 def stage_name(evaluator: Any) -> str:
     """A readable name for a stage: its model id, else its class name."""
     model = getattr(getattr(evaluator, "model", None), "id", None)
@@ -78,7 +54,7 @@ def stage_template_hash(evaluator: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _check_stage(k: int, evaluator: Any, want: _StageLike) -> None:
+def _check_stage(k: int, evaluator: Any, want: CascadeStage) -> None:
     ident = evaluator_identity(evaluator)
     have = {"spec hash": ident.spec_hash, "template hash": stage_template_hash(evaluator)}
     wanted = {"spec hash": want.spec_hash, "template hash": want.template_hash}
@@ -100,7 +76,7 @@ class Cascade(BaseEvaluator):
     stages
         The evaluators, cheapest first (at least one).
     policy
-        A fitted cascade (``judgelab.calibration.load_cascade``): its bands,
+        A fitted cascade (``load_cascade("cascade.json")``): its bands,
         and the spec and template hash every stage must have (checked here;
         ``PolicyMismatchError`` names the stage that differs).
     bands
@@ -120,7 +96,7 @@ class Cascade(BaseEvaluator):
 
     name = "cascade"
 
-    def __init__(self, stages: Sequence[Evaluator], policy: CascadePolicyLike | None = None, *,
+    def __init__(self, stages: Sequence[Evaluator], policy: CascadePolicy | None = None, *,
                  bands: Sequence[CascadeBand | tuple[float | None, float | None]] | None = None,
                  names: Sequence[str] | None = None) -> None:
         self.stages = list(stages)
@@ -205,43 +181,3 @@ class Cascade(BaseEvaluator):
                                 model=base.model, spec_hash=base.spec_hash, prompt_tokens=tokens)
         return EvaluationResponse(passed=decision == "pass", score=float(resp.score), feedback=feedback,
                                   metadata=meta, detail=detail)
-
-
-@dataclass(frozen=True)
-class _FileStage:
-    name: str
-    model: str | None = None
-    evaluator: str | None = None
-    spec_hash: str | None = None
-    template_hash: str | None = None
-    lower: float | None = None
-    upper: float | None = None
-
-
-@dataclass(frozen=True)
-class _CascadeFile:
-    task: str
-    stages: tuple[_FileStage, ...]
-    alpha: float
-    delta: float
-    n: int
-    extra: dict = field(default_factory=dict)
-
-    def summary(self) -> dict[str, Any]:
-        return {"kind": "cascade", "task": self.task, "alpha": self.alpha, "delta": self.delta, "n": self.n,
-                "stages": [s.name for s in self.stages], "bands": [(s.lower, s.upper) for s in self.stages]}
-
-
-def read_cascade_file(path: str | Path) -> CascadePolicyLike:
-    """The stages and bands of a ``cascade.json`` (for ``cascade@FILE``; ``judgelab.calibration.load_cascade``
-    reads and validates the whole file)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        keys = ("name", "model", "evaluator", "spec_hash", "template_hash", "lower", "upper")
-        stages = tuple(_FileStage(**{k: s.get(k) for k in keys}) for s in doc["stages"])
-        return _CascadeFile(doc["task"], stages, float(doc["alpha"]), float(doc["delta"]), int(doc["n"]))
-    except OSError as exc:
-        raise DataError(f"Cannot read cascade file {str(path)!r}: {exc.strerror or exc}.", path=str(path)) from exc
-    except (ValueError, KeyError, TypeError) as exc:
-        raise DataError(f"{path} is not a judgelab cascade ({exc!r}); write one with 'judgelab cascade fit'.",
-                        path=str(path)) from exc

@@ -12,13 +12,15 @@ layer turns into a one-line tool error. Nothing here imports the MCP SDK.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from judgelab.engine import JudgeModel
-from judgelab.errors import JudgelabError, PolicyMismatchError
+from judgelab.errors import JudgelabError
 from judgelab.evaluators import EvaluationRequest, build_evaluator, evaluator_names, registered_evaluator
 from judgelab.mcp._decide import answer_questions
 from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
+from judgelab.wire import bind_policy, policy_summary
 
 __all__ = ["McpJudge"]
 
@@ -49,28 +51,13 @@ class McpJudge:
 
         The policy (``--policy``) is the one place that changes how a tool
         decides: ``_evaluator`` gives it to every evaluator that asks the
-        question it was calibrated for (same template hash).
+        question it was calibrated for (same template hash;
+        ``judgelab.wire.bind_policy``).
         """
         if policy is None:
             return []
-        policy.check(spec_hash=self.model.spec.spec_hash, template_hash=policy.template_hash,
-                     where=f"model {self.model.id}")
-        names = []
-        for name in [v for n in evaluator_names() for v in (n, f"{n}+fenced")]:
-            try:
-                if getattr(build_evaluator(name, self.model), "template_hash", None) == policy.template_hash:
-                    names.append(name)
-            except (JudgelabError, TypeError):  # an ensemble (cascade, jury) has no template of its own
-                continue
-        if policy.template_hash is None or not names:
-            raise PolicyMismatchError(
-                f"The policy for task {policy.task!r} (template hash {policy.template_hash}) was calibrated for no "
-                f"evaluator this server runs ({', '.join(evaluator_names())}). Calibrate a policy for one of them "
-                "(judgelab calibrate, then judgelab policy RUN).",
-                expected={"spec_hash": policy.spec_hash, "template_hash": policy.template_hash},
-                actual={"spec_hash": self.model.spec.spec_hash, "template_hash": None},
-            )
-        return names
+        names = [v for n in evaluator_names() for v in (n, f"{n}+fenced")]
+        return bind_policy(policy, self.model, {name: partial(build_evaluator, name, self.model) for name in names})
 
     def _view(self) -> QueuedModel:
         """The model as one call sees it: through the queue, with its own prompt budget."""
@@ -150,8 +137,7 @@ class McpJudge:
                        "description": registered_evaluator(n).description} for n in evaluator_names()]
         policy = self.config.policy
         return {"served": self.model.id, "spec_hash": self.model.spec.spec_hash, "n_ctx": self.model.n_ctx,
-                "policy": None if policy is None else {**policy.summary(), "template_hash": policy.template_hash,
-                                                       "applies_to": self.policy_evaluators},
+                "policy": None if policy is None else policy_summary(policy, self.policy_evaluators),
                 "models": models, "evaluators": evaluators}
 
     def close(self) -> None:

@@ -21,7 +21,7 @@ from judgelab.server._config import ServerConfig
 from judgelab.server._errors import install_error_handlers
 from judgelab.server._evaluate import EvaluatorFactory, registered_factories
 from judgelab.server._middleware import AuthAndMetrics
-from judgelab.server._policy import bind_policy
+from judgelab.server._policy import bind_factories
 from judgelab.server._state import JudgeState
 
 __all__ = ["create_app", "PROTOCOLS"]
@@ -70,7 +70,7 @@ def create_app(
     config = config or ServerConfig()
     factories, policy_names = {**registered_factories(), **(evaluators or {})}, []
     if config.policy is not None:  # refused here, before any worker starts, when it is not this judge's
-        factories, policy_names = bind_policy(config.policy, model, factories)
+        factories, policy_names = bind_factories(config.policy, model, factories)
     app.state.judge = JudgeState(model, config)
     app.state.judge.policy_evaluators = policy_names
     app.state.evaluators = factories

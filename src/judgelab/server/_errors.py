@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judgelab.errors import ContextLengthError, JudgelabError, LabelError, TemplateError
+from judgelab.wire import WireError
 
 __all__ = ["APIError", "error_response", "from_judgelab_error", "from_validation_error", "install_error_handlers"]
 
@@ -101,7 +102,16 @@ def from_validation_error(exc: ValidationError, *, where: str = "body") -> APIEr
 
 
 def from_judgelab_error(exc: JudgelabError, *, param: str | None = None) -> APIError:
-    """The 4xx for a judgelab error raised by a request's content."""
+    """The 4xx for a judgelab error raised by a request's content.
+
+    A ``WireError`` names its own field and code; one chained to another
+    judgelab error (a question the model cannot answer) is answered as that
+    error, on the wire error's field.
+    """
+    if isinstance(exc, WireError):
+        if isinstance(exc.__cause__, JudgelabError):
+            return from_judgelab_error(exc.__cause__, param=exc.param)
+        return APIError(400, str(exc), code=exc.code, param=exc.param)
     if isinstance(exc, ContextLengthError):
         return APIError(
             400,
@@ -122,6 +132,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError):
         return error_response(request, exc)
+
+    @app.exception_handler(WireError)
+    async def _wire_error(request: Request, exc: WireError):
+        return error_response(request, from_judgelab_error(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):

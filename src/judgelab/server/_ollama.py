@@ -27,7 +27,7 @@ from judgelab.server._answers import answer_label, judgelab_field, label_logprob
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
 from judgelab.server._policy import policy_extra
-from judgelab.server._prompts import chat_prompt, message_text
+from judgelab.server._prompts import chat_prompt
 from judgelab.server._state import JudgeState
 
 __all__ = ["register", "router"]
@@ -144,10 +144,7 @@ async def chat(request: Request):
     body = await parse_body(request, ChatBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model)
-    messages = [
-        (m.role, message_text(m.content, param=f"messages.{i}.content")) for i, m in enumerate(body.messages)
-    ]
-    prompt = chat_prompt(state.model, messages)
+    prompt = chat_prompt(state.model, body.messages)
     judgment, final = await _judge(request, body, prompt, "messages")
     return _respond(body, final, "message", judgment.label)
 

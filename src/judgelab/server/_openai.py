@@ -25,7 +25,7 @@ from judgelab.server._answers import answer_label, judgelab_field, label_logprob
 from judgelab.server._errors import APIError
 from judgelab.server._http import parse_body
 from judgelab.server._policy import policy_extra
-from judgelab.server._prompts import chat_prompt, message_text
+from judgelab.server._prompts import chat_prompt
 from judgelab.server._state import JudgeState
 
 __all__ = ["register", "router", "model_entries"]
@@ -86,10 +86,7 @@ async def chat_completions(request: Request):
     labels = state.resolve_labels(body.labels)
     if body.top_logprobs and not body.logprobs:
         raise APIError(400, "top_logprobs needs logprobs: true.", param="top_logprobs")
-    messages = [
-        (m.role, message_text(m.content, param=f"messages.{i}.content")) for i, m in enumerate(body.messages)
-    ]
-    prompt = chat_prompt(state.model, messages)
+    prompt = chat_prompt(state.model, body.messages)
     max_tokens = body.max_completion_tokens or body.max_tokens
     judgment, n_out = await answer_label(request, prompt, labels, max_tokens, param="messages")
     usage = {

@@ -1,32 +1,29 @@
 """A calibrated pass/fail/abstain policy on the server (``judgelab serve --policy``).
 
-At start-up the policy is matched to the loaded judge: its model spec hash
-must be the model's, and its template hash one of the ``/v1/evaluate``
-evaluators'; otherwise the server refuses to start (``PolicyMismatchError``
-naming both). The matching evaluators then decide with the policy
-(``metadata.decision``); the other protocols report the policy in their
-``judgelab`` field.
+At start-up the policy is bound to the loaded judge (``judgelab.wire.bind_policy``):
+its model spec hash must be the model's, and its template hash one of the
+``/v1/evaluate`` evaluators'; otherwise the server refuses to start
+(``PolicyMismatchError`` naming both). The matching evaluators then decide
+with the policy (``metadata.decision``); the other protocols report the policy
+in their ``judgelab`` field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from judgelab.engine import JudgeModel
-from judgelab.errors import JudgelabError, PolicyMismatchError
+from judgelab.wire import BoundPolicy, bind_policy, policy_summary
 
-__all__ = ["bind_policy", "policy_extra"]
+__all__ = ["bind_factories", "policy_extra"]
 
-
-def _template_hash(factory, model: JudgeModel) -> str | None:
-    try:
-        return getattr(factory(model, 0.5), "template_hash", None)
-    except (JudgelabError, TypeError):  # an ensemble (cascade, jury) has no template of its own
-        return None
+Factory = Callable[[Any, float], Any]
 
 
-def bind_policy(policy: Any, model: JudgeModel, factories: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def bind_factories(
+    policy: BoundPolicy, model: JudgeModel, factories: Mapping[str, Factory],
+) -> tuple[dict[str, Factory], list[str]]:
     """Factories whose evaluators decide with ``policy``, and the names they apply to.
 
     Raises
@@ -35,34 +32,16 @@ def bind_policy(policy: Any, model: JudgeModel, factories: Mapping[str, Any]) ->
         When the policy's spec hash is not the model's, or no evaluator asks
         the question (template hash) the policy was calibrated for.
     """
-    policy.check(spec_hash=model.spec.spec_hash, template_hash=policy.template_hash, where=f"model {model.id}")
-    if policy.template_hash is None:
-        raise PolicyMismatchError(
-            f"The policy for task {policy.task!r} names no template hash (its scores were written before judgelab "
-            "recorded one), so the server cannot tell which evaluator it belongs to. Rescore the set and refit it "
-            "(judgelab calibrate, then judgelab policy RUN).",
-            expected={"spec_hash": policy.spec_hash, "template_hash": None},
-            actual={"spec_hash": model.spec.spec_hash, "template_hash": None},
-        )
-    hashes = {name: _template_hash(factory, model) for name, factory in factories.items()}
-    names = [name for name, h in hashes.items() if h == policy.template_hash]
-    if not names:
-        served = ", ".join(f"{n} {h}" for n, h in hashes.items())
-        raise PolicyMismatchError(
-            f"The policy for task {policy.task!r} was calibrated for template hash {policy.template_hash}, but no "
-            f"evaluator of this server asks that question (served: {served}). Serve the evaluator it was "
-            "calibrated with, or calibrate a policy for one of these.",
-            expected={"spec_hash": policy.spec_hash, "template_hash": policy.template_hash},
-            actual={"spec_hash": model.spec.spec_hash, "template_hash": None},
-        )
+    builders = {name: (lambda factory=factory: factory(model, 0.5)) for name, factory in factories.items()}
+    names = bind_policy(policy, model, builders)
     out = dict(factories)
     for name in names:
         out[name] = _with_policy(factories[name], policy)
     return out, names
 
 
-def _with_policy(factory, policy):
-    def make(model, threshold):
+def _with_policy(factory: Factory, policy: Any) -> Factory:
+    def make(model: Any, threshold: float) -> Any:
         evaluator = factory(model, threshold)
         evaluator.set_policy(policy)
         return evaluator
@@ -72,8 +51,7 @@ def _with_policy(factory, policy):
 
 def policy_extra(state: Any) -> dict[str, Any]:
     """``{"policy": ...}`` for a protocol's ``judgelab`` field, or ``{}`` without a policy."""
-    policy = getattr(state.config, "policy", None)
+    policy = state.config.policy
     if policy is None:
         return {}
-    return {"policy": {**policy.summary(), "template_hash": policy.template_hash,
-                       "applies_to": "/v1/evaluate " + ", ".join(getattr(state, "policy_evaluators", []) or [])}}
+    return {"policy": policy_summary(policy, "/v1/evaluate " + ", ".join(state.policy_evaluators))}

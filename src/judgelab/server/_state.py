@@ -48,6 +48,8 @@ class JudgeState:
         self.names = [model.id, *[a for a in config.aliases if a != model.id]]
         self.capabilities: list[str] = ["completion"]
         """What ``/api/show`` reports; a protocol module's ``register`` may add its own."""
+        self.policy_evaluators: list[str] = []
+        """The ``/v1/evaluate`` evaluators the policy (``config.policy``) decides for."""
 
     # -- model names ---------------------------------------------------------
 

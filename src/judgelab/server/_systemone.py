@@ -24,7 +24,7 @@ from judgelab.server._http import parse_body
 from judgelab.server._openai import model_entries
 from judgelab.server._queued import guarded
 from judgelab.server._state import JudgeState
-from judgelab.server._typed import answer_questions
+from judgelab.wire import ask_systemone
 
 __all__ = ["register", "router"]
 
@@ -80,7 +80,7 @@ async def system_one(request: Request):
                            code="unsupported_question", param=f"questions.{name}.type")
     try:
         ticket = state.ticket()
-        asking = run_in_threadpool(answer_questions, state.queued.for_request(ticket), body.state, body.questions)
+        asking = run_in_threadpool(ask_systemone, state.queued.for_request(ticket), body.state, body.questions)
         answers, input_tokens = await guarded(request, ticket, asking)
     except BatcherClosedError as exc:
         raise APIError(503, str(exc), code="shutting_down") from exc

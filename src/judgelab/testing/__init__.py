@@ -16,9 +16,13 @@ hash); with ``--judgelab-policy`` an abstention skips the test with its band
 (``--judgelab-abstain=fail`` fails it). Every check's score, threshold and
 decision go to the test's ``record_property`` list (``--junitxml``), and the
 terminal summary counts them.
+
+``ScriptedEvaluator`` and ``ScriptedModel`` (fixed answers) test a pipeline's
+own logic without weights.
 """
 
 from judgelab.testing._batch import BatchView
+from judgelab.testing._doubles import FakeSpec, ScriptedEvaluator, ScriptedModel
 from judgelab.testing._expect import assert_fails, assert_passes, describe
 from judgelab.testing._options import Settings
 from judgelab.testing._plugin import (
@@ -39,6 +43,9 @@ from judgelab.testing._session import JudgeSession, TrackedEvaluator
 
 __all__ = [
     "BatchView",
+    "FakeSpec",
+    "ScriptedEvaluator",
+    "ScriptedModel",
     "JudgeSession",
     "Settings",
     "TrackedEvaluator",

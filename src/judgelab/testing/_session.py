@@ -145,6 +145,7 @@ class JudgeSession:
         mismatch raises ``PolicyMismatchError``).
         """
         from judgelab.evaluators import build_evaluator, default_evaluator_name
+        from judgelab.wire import policy_applies
 
         name = name or default_evaluator_name(task or "fact-check")
         if self.settings.threshold is not None and "threshold" not in options:
@@ -152,7 +153,7 @@ class JudgeSession:
         evaluator = build_evaluator(name, self.model, **options)
         policy = self.policy
         if policy is not None and "policy" not in options and hasattr(evaluator, "set_policy"):
-            if policy.template_hash is not None and policy.template_hash == getattr(evaluator, "template_hash", None):
+            if policy_applies(policy, evaluator):
                 evaluator.set_policy(policy)
                 if name not in self.policy_names:
                     self.policy_names.append(name)

@@ -16,105 +16,16 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from judgelab.calibration.policy._cascade_fit import CascadeFit, CascadeFitOptions, fit_cascade_arrays
-from judgelab.calibration.policy._policy import CITATION
 from judgelab.calibration.data._records import ScoreRecord
-from judgelab.calibration.policy._json_files import load_json_model, save_json_model
 from judgelab.errors import DataError, ParameterError
+from judgelab.evaluators import CascadePolicy, CascadeStage, load_cascade
 
 __all__ = ["CascadePolicy", "CascadeStage", "StageRows", "aligned_stages", "fit_cascade", "load_cascade"]
-
-METHOD = "learn-then-test/fixed-sequence over the joint cascade decision"
-
-
-class CascadeStage(BaseModel):
-    """One stage of a fitted cascade: who judges, its band and its cost per row."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    model: str | None = None
-    evaluator: str | None = None
-    spec_hash: str | None = None
-    template_hash: str | None = None
-    lower: float | None = None
-    upper: float | None = None
-    cost: float = 1.0
-    run: str | None = None
-
-
-class CascadePolicy(BaseModel):
-    """A fitted cascade, as saved in ``cascade.json``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    version: int = 1
-    kind: Literal["cascade"] = "cascade"
-    task: str
-    stages: list[CascadeStage]
-    alpha: float
-    delta: float
-    risk: Literal["error"] = "error"
-    feasible: bool
-    n: int
-    n_units: int
-    unit_size: int = 1
-    method: str = METHOD
-    citation: str = CITATION
-    cost_unit: str = "prompt tokens"
-    abstain_cost: float
-    ordering_fraction: float = 0.3
-    seed: int | None = 0
-    set: str | None = None
-    calibration: dict[str, Any] = {}
-    heldout: dict[str, Any] | None = None
-    rows_needed: int | None = None
-    units_needed: int | None = None
-    note: str = ""
-    created: str = ""
-
-    def bands(self) -> list[tuple[float | None, float | None]]:
-        """``(lower, upper)`` of every stage, in order."""
-        return [(s.lower, s.upper) for s in self.stages]
-
-    def summary(self) -> dict[str, Any]:
-        """What travels with every decision."""
-        return {"kind": "cascade", "task": self.task, "alpha": self.alpha, "delta": self.delta, "n": self.n,
-                "feasible": self.feasible, "stages": [s.name for s in self.stages], "bands": self.bands()}
-
-    def describe(self) -> str:
-        """One sentence for people."""
-        names = " -> ".join(s.name for s in self.stages)
-        if not self.feasible:
-            return (f"No cascade {names} keeps the error among decided rows <= {self.alpha:g} (with probability "
-                    f">= {1 - self.delta:g}) on these {self.n} rows: it abstains on every row. {self.note}")
-        cal = self.calibration
-        share = ", ".join(f"{s.name} {v * 100:.1f}%" for s, v in zip(self.stages, cal.get("decided_share", [])))
-        return (f"Cascade {names}: error among decided rows <= {self.alpha:g} with probability >= {1 - self.delta:g} "
-                f"({self.n} rows in {self.n_units} units); decides {cal.get('coverage', 0) * 100:.1f}% of the "
-                f"calibration rows ({share}) at {cal.get('cost', math.nan):.1f} {self.cost_unit} per row.")
-
-    def save(self, path: str | Path) -> Path:
-        """Write ``cascade.json``; returns the path."""
-        return save_json_model(self, path)
-
-
-def load_cascade(path: str | Path) -> CascadePolicy:
-    """Read a ``cascade.json`` written by ``judgelab cascade fit``.
-
-    Raises
-    ------
-    DataError
-        If the file cannot be read or is not a cascade.
-    """
-    return load_json_model(CascadePolicy, path, kind="cascade",
-                           hint="Write one with 'judgelab cascade fit RUN_1 RUN_2 ...'.")
 
 
 class StageRows:

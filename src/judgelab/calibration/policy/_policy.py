@@ -59,20 +59,19 @@ from pydantic import BaseModel, ConfigDict
 from judgelab.calibration.policy._ltt import LTTSettings, PolicyFit, Risk, fit_arrays, policy_decisions
 from judgelab.calibration._options import with_overrides
 from judgelab.calibration.data._records import ScoreRecord, judge_values
-from judgelab.calibration.policy._json_files import load_json_model, save_json_model
+from judgelab.textfiles import load_json_model, save_json_model
 from judgelab.errors import DataError, PolicyMismatchError
+from judgelab.evaluators import LTT_CITATION
 
-__all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_and_save_policy", "fit_arrays", "fit_policy", "heldout_policy", "load_policy", "policy_decisions"]
+__all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_and_save_policy", "fit_arrays", "fit_policy", "heldout_policy",
+           "load_policy", "policy_decisions"]
 
 logger = logging.getLogger(__name__)
 
 Decision = Literal["pass", "fail", "abstain"]
 
 METHOD = "learn-then-test/fixed-sequence"
-CITATION = (
-    "Angelopoulos, Bates, Candès, Jordan, Lei (2021). Learn then Test: Calibrating predictive "
-    "algorithms to achieve risk control. arXiv:2110.01052"
-)
+CITATION = LTT_CITATION
 
 
 class Policy(BaseModel):

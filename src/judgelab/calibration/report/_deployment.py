@@ -50,7 +50,8 @@ def _commands(run_dir: Path, task: str, alpha: float, delta: float) -> tuple[tup
         ("refit the policy", f"judgelab policy {run} --task {task} --alpha {alpha:g} --delta {delta:g}"),
         ("serve with it", f"judgelab serve --policy {shlex.quote(str(run_dir / 'policy.json'))}"),
         ("gate CI on a new labelled set", f"judgelab gate {run} --task {task} --set new.jsonl --metric balanced_accuracy --max-drop auto"),
-        ("estimate the good-answer share of traffic", f"judgelab estimate --run {run} --task {task} --labelled small.jsonl --unlabelled traffic.jsonl"),
+        ("estimate the good-answer share of traffic",
+         f"judgelab estimate --run {run} --task {task} --labelled small.jsonl --unlabelled traffic.jsonl"),
     )
 
 

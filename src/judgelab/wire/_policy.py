@@ -1,0 +1,89 @@
+"""Binding a calibrated policy to the evaluators that ask its question (``serve``, ``mcp``, the pytest plugin).
+
+A policy is calibrated for one judge (its model spec hash) and one question
+(its template hash: evaluator class, template, system prompt, labels). Binding
+checks the spec hash against the loaded model and finds the evaluators whose
+template hash is the policy's; the server and MCP refuse to start when there
+is none (``PolicyMismatchError`` naming what was served), the pytest plugin
+gives the policy to each evaluator it builds that asks that question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from judgelab.errors import JudgelabError, PolicyMismatchError
+
+__all__ = ["BoundPolicy", "bind_policy", "policy_applies", "policy_summary", "template_hash_of"]
+
+
+class BoundPolicy(Protocol):
+    """What binding reads of a policy (``judgelab.calibration.Policy``)."""
+
+    task: str
+    spec_hash: str | None
+    template_hash: str | None
+
+    def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+
+def template_hash_of(build: Callable[[], Any]) -> str | None:
+    """The template hash of the evaluator ``build()`` makes; ``None`` for an ensemble (cascade, jury) or a custom one."""
+    try:
+        return getattr(build(), "template_hash", None)
+    except (JudgelabError, TypeError):  # an ensemble has no template of its own, or needs other arguments
+        return None
+
+
+def policy_applies(policy: BoundPolicy, evaluator: Any) -> bool:
+    """Whether ``policy`` was calibrated for the question ``evaluator`` asks (same template hash)."""
+    return policy.template_hash is not None and policy.template_hash == getattr(evaluator, "template_hash", None)
+
+
+def bind_policy(policy: BoundPolicy, model: Any, builders: Mapping[str, Callable[[], Any]]) -> list[str]:
+    """The names of the evaluators (built by ``builders[name]()``) that ask the question ``policy`` was calibrated for.
+
+    Parameters
+    ----------
+    policy
+        The calibrated policy.
+    model
+        The loaded ``JudgeModel`` (its ``spec.spec_hash`` must be the policy's).
+    builders
+        Evaluator name -> a call that builds that evaluator on ``model``.
+
+    Raises
+    ------
+    PolicyMismatchError
+        When the policy's spec hash is not the model's, it names no template
+        hash, or no evaluator asks the question it was calibrated for.
+    """
+    policy.check(spec_hash=model.spec.spec_hash, template_hash=policy.template_hash, where=f"model {model.id}")
+    if policy.template_hash is None:
+        raise PolicyMismatchError(
+            f"The policy for task {policy.task!r} names no template hash (its scores were written before judgelab "
+            "recorded one), so it cannot be matched to an evaluator. Rescore the set and refit it "
+            "(judgelab calibrate, then judgelab policy RUN).",
+            expected={"spec_hash": policy.spec_hash, "template_hash": None},
+            actual={"spec_hash": model.spec.spec_hash, "template_hash": None},
+        )
+    hashes = {name: template_hash_of(build) for name, build in builders.items()}
+    names = [name for name, h in hashes.items() if h == policy.template_hash]
+    if not names:
+        served = ", ".join(f"{n} {h}" for n, h in hashes.items() if h is not None)
+        raise PolicyMismatchError(
+            f"The policy for task {policy.task!r} (template hash {policy.template_hash}) was calibrated for no "
+            f"evaluator this server runs (served: {served}). Serve the evaluator it was calibrated with, or "
+            "calibrate a policy for one of these (judgelab calibrate, then judgelab policy RUN).",
+            expected={"spec_hash": policy.spec_hash, "template_hash": policy.template_hash},
+            actual={"spec_hash": model.spec.spec_hash, "template_hash": None},
+        )
+    return names
+
+
+def policy_summary(policy: BoundPolicy, applies_to: Any) -> dict[str, Any]:
+    """The policy as protocols report it: its summary, template hash and the evaluators it decides for."""
+    return {**policy.summary(), "template_hash": policy.template_hash, "applies_to": applies_to}

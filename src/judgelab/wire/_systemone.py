@@ -1,0 +1,112 @@
+"""TypeSafe's System One questions to typed questions and back (``/v1/systemone``).
+
+A wire question is ``{"type": "noul" | "choice" | "score", "instructions",
+"criteria"}`` by name: ``noul`` -> ``Noul`` (criteria ``true`` / ``false`` as
+its descriptions), ``choice`` -> ``Choice`` (criteria: option -> description),
+``score`` -> ``Score`` (criteria: level descriptions, level 0 first). They are
+asked all at once with ``ask_all`` (questions over one state share its prefix)
+and answered in the wire shape: ``{"type": "noul", "noul": P(yes)}``, a
+choice's distribution, a score's expected level, legend and distribution.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from judgelab import questions as q
+from judgelab.errors import JudgelabError
+from judgelab.wire._errors import WireError
+
+__all__ = ["SystemOneQuestion", "ask_systemone", "systemone_answer", "systemone_question"]
+
+
+class SystemOneQuestion(Protocol):
+    """What the translation reads of the server's question model."""
+
+    type: str
+    instructions: Any
+    criteria: Any
+
+
+def _text(value: object) -> str | None:
+    """Text for instructions or a criterion: strings as they are, JSON otherwise."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def systemone_question(name: str, wire: SystemOneQuestion) -> q.Question:
+    """The ``judgelab.questions`` question for the wire question ``name``."""
+    if wire.type == "noul":
+        criteria = wire.criteria
+        return q.Noul(
+            instructions=_text(wire.instructions),
+            when_true=_text(criteria.true) if criteria else None,
+            when_false=_text(criteria.false) if criteria else None,
+        )
+    if wire.type == "choice":
+        if not isinstance(wire.criteria, dict):
+            raise WireError(f"questions.{name}.criteria must map each choice name to a description or null.",
+                            param=f"questions.{name}.criteria", code="invalid_request")
+        return q.Choice(
+            instructions=_text(wire.instructions) or "Which of the options applies?",
+            options={label: _text(desc) or "" for label, desc in wire.criteria.items()},
+        )
+    if wire.type == "score":
+        if not isinstance(wire.criteria, list):
+            raise WireError(f"questions.{name}.criteria must be a list of level descriptions, level 0 first.",
+                            param=f"questions.{name}.criteria", code="invalid_request")
+        return q.Score(
+            instructions=_text(wire.instructions) or "Which level applies?",
+            levels=[_text(level) or "" for level in wire.criteria],
+        )
+    raise WireError(f"Question {name!r} has unsupported type {wire.type!r}.", param=f"questions.{name}.type",
+                    code="invalid_request")
+
+
+def systemone_answer(wire: SystemOneQuestion, answer: q.Answer) -> dict[str, Any]:
+    """One answer in the System One shape."""
+    if isinstance(answer, q.NoulAnswer):
+        return {"type": "noul", "noul": answer.probability}
+    if isinstance(answer, q.ChoiceAnswer):
+        return {"type": "choice", "choice": answer.choice, "confidence": answer.confidence,
+                "probabilities": dict(answer.probabilities)}
+    probs = list(answer.probabilities)
+    return {
+        "type": "score",
+        "score": answer.expected,
+        "confidence": max(probs),
+        "legend": {str(i): level for i, level in enumerate(wire.criteria)},
+        "probabilities": {str(i): p for i, p in enumerate(probs)},
+    }
+
+
+def ask_systemone(
+    model: q.QuestionModel, state: object, questions: Mapping[str, SystemOneQuestion],
+) -> tuple[dict[str, Any], int]:
+    """Wire answers by question name, and the prompt tokens they took.
+
+    Blocking (the model judges); run it in a worker thread. A question that
+    cannot be asked or answered raises ``WireError`` naming it
+    (``questions.NAME``), chained to the judgelab error behind it.
+    """
+    mapping = state if isinstance(state, dict) else {"state": state}
+    typed = {}
+    for name, wire in questions.items():
+        try:
+            typed[name] = systemone_question(name, wire)
+        except WireError:
+            raise
+        except JudgelabError as exc:
+            raise WireError(str(exc), param=f"questions.{name}", code=type(exc).__name__) from exc
+    results = q.ask_all(model, [(mapping, t) for t in typed.values()], return_exceptions=True)
+    answers: dict[str, Any] = {}
+    tokens = 0
+    for (name, wire), result in zip(questions.items(), results):
+        if isinstance(result, JudgelabError):
+            raise WireError(str(result), param=f"questions.{name}", code=type(result).__name__) from result
+        answers[name] = systemone_answer(wire, result)
+        tokens += result.prompt_tokens
+    return answers, tokens
