@@ -119,7 +119,7 @@ class Batcher:
         *,
         window: float = 0.005,
         max_prompts: int = 64,
-        turn_tokens: int = 1024,
+        turn_tokens: int = 128,
         on_batch: Callable[[int, int, int], None] | None = None,
     ) -> None:
         self.model = model
