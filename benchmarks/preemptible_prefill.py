@@ -170,7 +170,7 @@ def main() -> None:
     p.add_argument("--turn-tokens", type=int, nargs="+", default=[128], help="values to measure (128: the default)")
     args = p.parse_args()
     doc, n_chunks, tokens = twelve_chunk_document(args.threads)
-    common = ["--threads", str(args.threads)]
+    common = ["--model", "gemma-3-270m", "--threads", str(args.threads)]  # the model the chat names
     plan = [(f"before, --turn-tokens {t}", args.before, [*common, "--turn-tokens", str(t)])
             for t in args.turn_tokens[:1] if args.before]
     plan += [(f"pieces, --turn-tokens {t}", REPO / "src", [*common, "--turn-tokens", str(t)]) for t in args.turn_tokens]
