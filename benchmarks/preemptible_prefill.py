@@ -167,10 +167,10 @@ def main() -> None:
     p.add_argument("--chat-delay", type=float, default=3.0, help="seconds after the document starts")
     p.add_argument("--chat-gap", type=float, default=1.0, help="seconds between those chats")
     p.add_argument("--before", type=Path, help="src folder of a checkout without preemptible prefill")
-    p.add_argument("--turn-tokens", type=int, nargs="+", default=[1024, 256], help="values to measure")
+    p.add_argument("--turn-tokens", type=int, nargs="+", default=[128], help="values to measure (128: the default)")
     args = p.parse_args()
     doc, n_chunks, tokens = twelve_chunk_document(args.threads)
-    common = ["--threads", str(args.threads)]
+    common = ["--model", "gemma-3-270m", "--threads", str(args.threads)]  # the model the chat names
     plan = [(f"before, --turn-tokens {t}", args.before, [*common, "--turn-tokens", str(t)])
             for t in args.turn_tokens[:1] if args.before]
     plan += [(f"pieces, --turn-tokens {t}", REPO / "src", [*common, "--turn-tokens", str(t)]) for t in args.turn_tokens]

@@ -1,8 +1,14 @@
 """A long prompt evaluated in pieces, other prompts judged in between: same numbers, no token computed twice.
 
 With the real GGUF model: the engine's ``prefill`` (the llama.cpp backend parks the interrupted
-prompt's KV cache under another sequence id), and the server's ``Batcher``, which gives a prompt
-longer than ``turn_tokens`` turns of its own so that a short request runs between its pieces.
+prompt's KV cache in host memory), and the server's ``Batcher``, which gives a prompt longer than
+``turn_tokens`` turns of its own so that a short request runs between its pieces.
+
+The equalities below are exact on purpose, and hold by construction on any CPU: every prompt is
+decoded in pieces that depend on its own tokens only, whatever was cached or parked, and each of
+its tokens sits in the KV cell of its own position (docs/engine.md, "Same numbers"). They are not
+a claim that llama.cpp's kernels round alike for every batch shape: on an AVX-512 machine they do
+not sum attention alike for a prompt shifted to other cells, which is what the first test caught.
 """
 
 from __future__ import annotations
@@ -51,26 +57,30 @@ def test_pieces_with_a_prompt_between_give_the_same_numbers_and_compute_each_tok
     assert len(tl) > 3 * 256
     before = model.backend.tokens_evaluated
     left = model.prefill(long, 256)
-    assert left == len(tl) - 256
+    done = len(tl) - left
+    assert 0 < done <= 256
     between = model.judge(short, LABELS)  # cuts sequence 0 short: the long prompt's cells are parked
-    assert model.backend.parked_tokens == 256
-    while left > 1:
-        left = model.prefill(long, 256)
-    assert left == 1  # the last token is left for the judgment, which reads its logits
+    assert model.backend.parked_tokens == done
+    while True:  # whole pieces, never the one holding the last token: that one is the judgment's
+        now = model.prefill(long, 256)
+        if now == left:
+            break
+        left = now
+    assert 1 <= left <= 256
     end = model.judge(long, LABELS)
     assert model.backend.parked_tokens == 0
-    # every token once: the long prompt, and the short one after what it shares with the long one
-    assert model.backend.tokens_evaluated - before == len(tl) + len(ts) - _shared(tl, ts)
+    # every token of the long prompt once; the short one at most whole
+    spent = model.backend.tokens_evaluated - before
+    assert len(tl) + len(ts) - _shared(tl, ts) <= spent <= len(tl) + len(ts)
     assert end.probabilities == alone_long.probabilities  # bit-identical, not just close
     assert between.probabilities == alone_short.probabilities
 
 
 def test_interrupted_prompts_that_do_not_fit_beside_each_other_are_dropped_not_overflowed(model):
-    """Parked prefixes never overflow the cache: the oldest is dropped and evaluated again when it comes back.
+    """Parks are bounded (the cache's cells, in host memory): the oldest is dropped and evaluated again.
 
-    Several long prompts interleaved this way leave each other's cells fragmented, so their
-    judgments are close to, not bit-identical with, those of each prompt alone (the server never
-    does this: it evaluates one prompt at a time in pieces, see the Batcher test below).
+    Each prompt comes back to an empty cache, its cells at their own positions, so even three
+    interleaved prompts are judged exactly as alone (the server evaluates one at a time in pieces).
     """
     prompts = [_long(model, n=60, shift=k) for k in range(3)]  # other documents: few shared cells
     sizes = [len(model.tokenize(p)) for p in prompts]
@@ -84,9 +94,7 @@ def test_interrupted_prompts_that_do_not_fit_beside_each_other_are_dropped_not_o
         model.prefill(p, sizes[0] - 40)
     assert model.backend.parked_tokens <= model.n_ctx + 512
     got = [model.judge(p, LABELS) for p in prompts]
-    for judgment, want in zip(got, expected):
-        assert judgment.label == max(want, key=want.get)
-        assert abs(judgment.probabilities["Yes"] - want["Yes"]) < 0.05
+    assert [g.probabilities for g in got] == expected
 
 
 def test_batcher_runs_a_short_request_between_the_pieces_of_a_long_prompt(model):
@@ -125,7 +133,7 @@ def test_batcher_runs_a_short_request_between_the_pieces_of_a_long_prompt(model)
         batcher.close()
         del model.prefill
     assert order[0] == "short" and order.index("long") < order.index("other"), order
-    assert pieces[0] == len(tl) - 128  # pieces of at most --turn-tokens
+    assert len(tl) - 128 <= pieces[0] < len(tl)  # pieces of at most --turn-tokens
     assert got["long"].probabilities == expected[long]  # bit-identical to each prompt alone
     assert got["other"].probabilities == expected[other]
     assert got["short"].probabilities == expected[short]

@@ -1,6 +1,8 @@
 """Ordering and packing of judgments (pure logic, no model)."""
 
-from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
+import pytest
+
+from judgelab.engine._schedule import chunk_bounds, common_prefix, last_bound, plan_batches, segments, shared_base
 
 
 def test_common_prefix_and_base():
@@ -66,3 +68,33 @@ def test_prefix_groups_keep_a_documents_claims_together():
     assert prefix_groups(prompts, min_shared=100) == [(i, i + 1, 0) for i in range(len(prompts))]
     # identical prompts keep one token each after the prefix
     assert prefix_groups([[1] * 40, [1] * 40], min_shared=8) == [(0, 2, 39)]
+
+
+NL = 0  # the "newline" token of these tests
+
+
+def _bounds(tokens):
+    return chunk_bounds(tokens, lambda t: t == NL, min_tokens=4, max_tokens=10)
+
+
+def test_chunk_bounds_cut_after_a_newline_once_long_enough_and_at_the_maximum():
+    tokens = [5, NL, 5, 5, 5, NL, 5, 5] + [7] * 25
+    # the first newline comes too early (2 tokens), the second ends a piece of 6; then every 10 tokens
+    assert _bounds(tokens) == [6, 16, 26]
+    assert _bounds([7] * 20) == [10, 20]  # a prompt ending on a bound lists its length
+    assert _bounds([]) == []
+    with pytest.raises(ValueError, match="min_tokens"):
+        chunk_bounds([1], lambda t: False, min_tokens=0, max_tokens=4)
+
+
+def test_chunk_bounds_inside_a_shared_prefix_do_not_depend_on_what_follows():
+    """What makes a cached prefix reusable: cut back to its last bound, its cells were computed in the
+    very pieces that the other prompt uses alone."""
+    doc = [5, 6, NL, 7, 8, 9, 10, NL] + [11] * 13 + [NL]
+    a = doc + [3, 1, 2, NL, 4]
+    b = doc + [3, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9]
+    shared = common_prefix(a, b)
+    ba, bb = _bounds(a), _bounds(b)
+    assert [x for x in ba if x <= shared] == [x for x in bb if x <= shared]
+    assert last_bound(ba, shared) == last_bound(bb, shared) == len(doc)  # only "3" is evaluated again
+    assert last_bound(ba, 3) == 0 and last_bound([], 50) == 0

@@ -37,9 +37,9 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-request-prompts", type=int, default=256,
                    help="most prompts (document chunks x claims x questions) one request may ask for; "
                    "more gets 413 (default 256)")
-    p.add_argument("--turn-tokens", type=int, default=1024,
+    p.add_argument("--turn-tokens", type=int, default=128,
                    help="most prompt tokens one request gets per engine call while others wait, so long "
-                   "requests take turns with short ones (default 1024)")
+                   "requests take turns with short ones (default 128)")
     p.add_argument("--header-timeout", type=float, default=10.0,
                    help="seconds a client has to send its request headers (default 10)")
     p.add_argument("--keep-alive-timeout", type=float, default=5.0,

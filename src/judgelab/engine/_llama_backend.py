@@ -10,11 +10,17 @@ Work is paid once per token:
 * Prompts are sorted by their token ids, so prompts that share a prefix (the
   instructions, a document checked against many claims) are neighbours.
 * Sequence 0 keeps the last prompt in the KV cache; the next one evaluates
-  only the tokens after the longest prefix the cache already holds. Results
-  are bit-identical to scoring each prompt alone (see ``LlamaCppConfig``).
+  only the tokens after the longest prefix the cache already holds, cut back
+  to the last *piece bound* (``_schedule.chunk_bounds``: after a newline, at
+  most ``piece_tokens`` apart, read from position 0). Every prompt is decoded
+  in those pieces, whatever was cached, so each KV cell is computed in the
+  same decode shape as when the prompt is scored alone, and sits in the cell
+  of its own position. Results are bit-identical to scoring each prompt
+  alone (see ``LlamaCppConfig``).
 * A long prompt can be evaluated in pieces (``prefill``), so that a server
   can answer other requests between them; the interrupted prompt's cache is
-  parked meanwhile (``_llama_parking``), so no token is computed twice.
+  parked in host memory meanwhile (``_llama_parking``), so no token is
+  computed twice.
 * With ``packed=True``, runs of sorted prompts are decoded as a trie (see
   ``_schedule``): each shared token once, tagged with the sequence id of
   every prompt that contains it, in ``llama_batch``es of up to ``n_batch``
@@ -40,7 +46,9 @@ from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_logs import route_llama_logs
 from judgelab.engine._llama_parking import Parking
-from judgelab.engine._schedule import common_prefix, plan_batches, segments, shared_base
+from judgelab.engine._schedule import (
+    chunk_bounds, common_prefix, last_bound, plan_batches, segments, shared_base,
+)
 from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 
@@ -58,11 +66,15 @@ class LlamaCppConfig:
     prompt-long shared prefix.
 
     By default a judgment's numbers do not depend on what else was scored
-    with it or what the cache held: every prompt is scored on sequence 0,
-    after the longest prefix the cache already holds, so each token sits in
-    the KV cell of its own position exactly as when the prompt is scored
-    alone. This needs, and the defaults are (measured: identical logits, not
-    just close): ``flash_attn=False`` (flash attention tiles the cache
+    with it or what the cache held: every prompt is scored on sequence 0, in
+    decode pieces that depend on its own tokens only (they end after a
+    newline once ``_CUT_MIN`` tokens long, and after ``piece_tokens`` tokens in
+    any case), reusing cached cells only up to a piece bound they were
+    computed to in those same pieces; so each token is computed in the same
+    decode shape and sits in the KV cell of its own position exactly as when
+    the prompt is scored alone, and no kernel's dependence on the batch shape
+    or on a cell's SIMD lane can tell the difference. This needs, and the
+    defaults are (measured: identical logits, not just close): ``flash_attn=False`` (flash attention tiles the cache
     differently depending on where the cached prefix ended),
     ``repack_weights=False`` (llama.cpp's repacked CPU kernels round rows by
     their position in a 4-row tile) and padding tiny batches (see
@@ -81,6 +93,9 @@ class LlamaCppConfig:
     running the full-vocabulary output layer, once the model passed a check
     against the full layer (``LlamaCppBackend.label_head_error``).
 
+    ``piece_tokens`` is the longest decode (at most ``n_batch``): also the
+    longest a server waits for an interrupted prompt's piece.
+
     ``lora_path`` applies a LoRA adapter in llama.cpp's GGUF adapter format
     (``lora_scale`` times its ``alpha / rank``) to every decode.
     """
@@ -88,6 +103,7 @@ class LlamaCppConfig:
     model_path: str
     n_ctx: int = 2048
     n_batch: int = 512
+    piece_tokens: int = 128
     n_seq_max: int = 64
     n_threads: int | None = None
     n_threads_batch: int | None = None
@@ -144,6 +160,12 @@ def _import_llama_cpp():
 
 # Decode batches are padded to at least this many tokens (see ``_fill``).
 _MIN_ROWS = 8
+
+# A decode piece ends after a newline token once it holds this many tokens (see ``_schedule.chunk_bounds``).
+_CUT_MIN = 32
+
+# Interrupted prompts parked in host memory at once.
+_PARK_SLOTS = 8
 
 # The label head is used when its logits are this close to the full output layer's.
 _HEAD_TOLERANCE = 1e-3
@@ -239,10 +261,12 @@ class LlamaCppBackend:
         self._lora = self._attach_lora() if config.lora_path else None
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, config.n_seq_max)
         self._cached: list[int] = []  # tokens of sequence 0 now in the KV cache
+        self._clean = 0  # leading cached tokens computed in exactly their own pieces (``_bounds``)
         self._resumable = False  # sequence 0 holds a prompt evaluated in pieces (prefill), not judged yet
-        # parking ids 1..8 (packed runs use 1.. for suffixes, so packed models never prefill in pieces)
-        self._parking = Parking(llama_cpp, lambda: self._ctx.memory, range(1, min(9, config.n_seq_max - 1)),
+        self._parking = Parking(llama_cpp, lambda: self._ctx.ctx, lambda: self._ctx.memory, _PARK_SLOTS,
                                 cparams.n_ctx)
+        self._piece_max = max(1, min(config.piece_tokens, config.n_batch))
+        self._cuts: dict[int, bool] = {}  # token id -> whether a piece may end after it
         self.supports_prefill = not config.packed
         self._pad_seq = config.n_seq_max - 1  # reserved for padding tiny batches
         self._pad_token = max(0, self._model.token_bos())
@@ -378,7 +402,7 @@ class LlamaCppBackend:
                 # The run's own common prefix lives in sequence 0, reusing
                 # whatever of it the previous run left there.
                 run_base = shared_base(distinct[lo:hi])
-                self._extend_seq0(list(distinct[lo][:run_base]), want_logits=False)
+                self._extend_seq0(list(distinct[lo][:run_base]), want_logits=False, exact=False)
                 for k, row in self._run_packed(distinct, lo, hi, run_base, ids):
                     rows[k] = row
         for i, p in enumerate(prompts):
@@ -436,24 +460,38 @@ class LlamaCppBackend:
     def prefill(self, tokens: Sequence[int], max_tokens: int) -> int:
         """Evaluate up to ``max_tokens`` more tokens of a prompt before it is judged; returns the tokens still to do.
 
-        The prompt's last token is left for ``label_logits`` (its logits are
-        read there), so the result is at least 1. Pieces are decoded in
-        ``n_batch`` steps on sequence 0. Until the prompt is judged it is
-        resumable: a prompt scored meanwhile parks its cells instead of
-        discarding them (``_llama_parking``), and the next call (or the
-        judgment) goes on from where this one stopped.
+        Whole pieces are decoded (``_bounds``; at least one, even when it is
+        longer than ``max_tokens``), never the piece holding the last token:
+        the judgment decodes that one, as when the prompt is scored alone, and
+        reads its logits there. So the result is at least 1, and a call that
+        has only that piece left returns the same as the call before. Until
+        the prompt is judged it is resumable: a prompt scored meanwhile parks
+        its cells in host memory instead of discarding them
+        (``_llama_parking``), and the next call (or the judgment) goes on from
+        where this one stopped.
         """
         tokens = list(tokens)
         with self._lock:
             self._check_label_head()  # it resets the cache, so it runs before any piece
             if len(tokens) > 1 and max_tokens > 0:
-                self._extend_seq0(tokens[:-1], want_logits=False, limit=max_tokens)
+                self._extend_seq0(tokens, want_logits=False, limit=max_tokens)
             return len(tokens) - common_prefix(self._cached, tokens)
 
     @property
     def parked_tokens(self) -> int:
-        """Tokens of interrupted prompts kept in the cache (for tests and stats)."""
+        """Tokens of interrupted prompts parked in host memory (for tests and stats)."""
         return self._parking.tokens
+
+    def _is_cut(self, token: int) -> bool:
+        cut = self._cuts.get(token)
+        if cut is None:
+            cut = self._cuts[token] = "\n" in self.token_text(token)
+        return cut
+
+    def _bounds(self, tokens: Sequence[int]) -> list[int]:
+        """Where ``tokens``' decode pieces end; a function of the tokens alone (``_schedule.chunk_bounds``)."""
+        return chunk_bounds(tokens, self._is_cut, min_tokens=min(_CUT_MIN, self._piece_max),
+                            max_tokens=self._piece_max)
 
     def _swap_in(self, tokens: list[int]) -> None:
         """Put a parked prefix of ``tokens`` back on sequence 0 when it covers more of them than sequence 0 does."""
@@ -461,49 +499,72 @@ class LlamaCppBackend:
         if best is None or best[1] <= common_prefix(self._cached, tokens):
             return
         if self._resumable:
-            self._parking.park(self._cached, evict=False)
-        self._cached = self._parking.restore(best[0])
-        self._resumable = True
+            self._parking.park(self._cached, self._clean, evict=False)
+        park = self._parking.restore(best[0])
+        self._cached, self._clean = (park.tokens, park.clean) if park is not None else ([], 0)
+        self._resumable = park is not None
 
-    def _extend_seq0(
-        self, tokens: list[int], *, want_logits: bool, ids: list[int] | None = None, limit: int | None = None
-    ) -> np.ndarray | None:
-        """Make sequence 0 hold exactly ``tokens``, decoding only what is new.
-
-        With ``want_logits``, returns the logits at the last token: of ``ids``
-        when given, else of the whole vocabulary. With ``limit``, decodes at
-        most that many new tokens and leaves the prompt resumable (``prefill``).
-        """
-        self._swap_in(tokens)
-        keep = common_prefix(self._cached, tokens)
-        if want_logits and keep == len(tokens):
-            keep -= 1  # the last token must be decoded again to get its logits
+    def _cut_seq0(self, keep: int) -> None:
+        """Drop sequence 0's cells from position ``keep`` on (parking them first when their prompt is unfinished)."""
         if keep < len(self._cached):
-            if self._resumable:  # an unfinished prompt keeps its cells under a parking id
-                self._parking.park(self._cached)
+            if self._resumable:
+                self._parking.park(self._cached, self._clean)
             if not self._ll.llama_memory_seq_rm(self._ctx.memory, 0, keep, -1):
-                self._ll.llama_memory_seq_rm(self._ctx.memory, 0, -1, -1)
+                self._ll.llama_memory_clear(self._ctx.memory, False)
                 keep = 0
             self._cached = self._cached[:keep]
-        self._parking.make_room(len(tokens) + _MIN_ROWS)
+        self._clean = min(self._clean, keep)
+
+    def _plan(self, tokens: list[int], keep: int, bounds: list[int] | None, limit: int | None) -> list[tuple[int, int]]:
+        """The decodes ``[start, end)`` that take sequence 0 from ``keep`` tokens to ``tokens`` (or, with ``limit``, part way)."""
+        if bounds is None:  # free-text generation: n_batch steps
+            stop = len(tokens) if limit is None else min(len(tokens), keep + limit)
+            step = self.config.n_batch
+            return [(p, min(stop, p + step)) for p in range(keep, stop, step)]
+        ends = [b for b in bounds if b > keep]
+        if limit is None:
+            if not ends or ends[-1] != len(tokens):
+                ends.append(len(tokens))
+        else:  # whole pieces within the limit (at least one), never the piece of the last token
+            fit = [b for b in ends if b < len(tokens)]
+            ends = [b for k, b in enumerate(fit) if k == 0 or b - keep <= limit]
+        return list(zip([keep, *ends[:-1]], ends))
+
+    def _extend_seq0(
+        self, tokens: list[int], *, want_logits: bool, ids: list[int] | None = None, limit: int | None = None,
+        exact: bool = True,
+    ) -> np.ndarray | None:
+        """Make sequence 0 hold ``tokens``, decoding only what is new.
+
+        With ``exact`` (every judgment), tokens are decoded in the pieces of
+        ``_bounds``, and cached cells are kept only up to the last bound that
+        they were computed to in those same pieces (``_clean``), so that every
+        cell holds what it holds when the prompt is scored alone. Without
+        (free-text generation), any cached prefix is kept and new tokens go in
+        ``n_batch`` steps. With ``want_logits``, returns the logits at the
+        last token: of ``ids`` when given, else of the whole vocabulary. With
+        ``limit``, decodes part of the prompt (``prefill``; see ``_plan``) and
+        leaves it resumable.
+        """
+        self._swap_in(tokens)
+        bounds = self._bounds(tokens) if exact else None
+        top = min(common_prefix(self._cached, tokens), len(tokens) - 1 if want_logits else len(tokens))
+        keep = last_bound(bounds, min(top, self._clean)) if bounds is not None else top
+        self._cut_seq0(keep)
         self._resumable = limit is not None
-        stop = len(tokens) if limit is None else min(len(tokens), keep + limit)
+        ends = set(bounds or ())
         logits = None
-        pos = keep
-        while pos < stop:
-            end = min(stop, pos + self.config.n_batch)
+        for start, end in self._plan(tokens, keep, bounds, limit):
             last = end == len(tokens) and want_logits
-            self._fill([_Piece((0,), tokens[pos:end], pos, -1 if last else None)])
+            self._fill([_Piece((0,), tokens[start:end], start, -1 if last else None)])
             self._decode(labels_only=last and ids is not None)
             self._drop_padding()
             self._cached = tokens[:end]
+            if self._clean == start and end in ends:
+                self._clean = end
             if last:
-                index = end - pos - 1
-                if ids is not None:
-                    logits = np.array(self._label_logits_at(0, index, ids))
-                else:
-                    logits = self._full_logits(index)
-            pos = end
+                index = end - start - 1
+                logits = np.array(self._label_logits_at(0, index, ids)) if ids is not None else self._full_logits(index)
         return logits
 
     def _fill(self, pieces: Sequence["_Piece"]) -> None:
@@ -549,6 +610,7 @@ class LlamaCppBackend:
         if rc != 0:
             self._ll.llama_memory_clear(self._ctx.memory, True)
             self._cached = []
+            self._clean = 0
             self._parking.forget()
             self._resumable = False
             raise JudgelabError(
@@ -610,7 +672,7 @@ class LlamaCppBackend:
     def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
         """Full-vocabulary logits after ``tokens`` (for free-text greedy decoding)."""
         with self._lock:
-            return self._extend_seq0(list(tokens), want_logits=True).astype(np.float64)
+            return self._extend_seq0(list(tokens), want_logits=True, exact=False).astype(np.float64)
 
     def is_end_of_generation(self, token_id: int) -> bool:
         return bool(self._ll.llama_vocab_is_eog(self._model.vocab, token_id))
@@ -645,6 +707,7 @@ class LlamaCppBackend:
         with self._lock:
             self._ll.llama_memory_clear(self._ctx.memory, True)
             self._cached = []
+            self._clean = 0
             self._parking.forget()
             self._resumable = False
 

@@ -13,10 +13,14 @@ Pure logic over token-id lists: no model here, so it is tested on its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Segment", "common_prefix", "shared_base", "plan_batches", "prefix_groups", "segments"]
+__all__ = [
+    "Segment", "chunk_bounds", "common_prefix", "last_bound", "shared_base", "plan_batches", "prefix_groups",
+    "segments",
+]
 
 Tokens = Sequence[int]
 
@@ -28,6 +32,37 @@ def common_prefix(a: Tokens, b: Tokens) -> int:
     while i < n and a[i] == b[i]:
         i += 1
     return i
+
+
+def chunk_bounds(
+    tokens: Tokens, is_cut: Callable[[int], bool], *, min_tokens: int, max_tokens: int
+) -> list[int]:
+    """Where a prompt's decode pieces end: positions ``b`` in ``(0, len]``, increasing.
+
+    Read left to right from position 0: a piece ends after a *cut* token
+    (``is_cut``: a newline) once it holds at least ``min_tokens`` tokens, and
+    after ``max_tokens`` tokens in any case. Whether ``b`` is a bound depends
+    on ``tokens[:b]`` alone, so two prompts that share a prefix have the same
+    bounds inside it: a cached prefix cut back to its last bound holds cells
+    computed in exactly the pieces the other prompt would use alone. The
+    prompt's last piece runs from its last bound to its end (``len`` itself is
+    listed only when it is a bound).
+    """
+    if not 0 < min_tokens <= max_tokens:
+        raise ValueError(f"chunk bounds need 0 < min_tokens <= max_tokens, got {min_tokens} and {max_tokens}")
+    bounds: list[int] = []
+    start = 0
+    for p in range(1, len(tokens) + 1):
+        n = p - start
+        if n >= max_tokens or (n >= min_tokens and is_cut(tokens[p - 1])):
+            bounds.append(p)
+            start = p
+    return bounds
+
+
+def last_bound(bounds: Sequence[int], limit: int) -> int:
+    """The largest of ``0`` and ``bounds`` that is at most ``limit``."""
+    return bounds[bisect_right(bounds, limit) - 1] if bounds and bounds[0] <= limit else 0
 
 
 def shared_base(sorted_prompts: Sequence[Tokens]) -> int:

@@ -19,7 +19,11 @@ tokens (``JudgeModel.prefill``; never fewer than ``MIN_PIECE_TOKENS``, so a
 tiny ``turn_tokens`` does not make thousands of tiny decodes), and other
 requests run in between. The
 engine keeps the interrupted prompt's KV cache meanwhile, so no token is
-computed twice, and its judgment is the same as in one piece.
+computed twice, and its judgment, like that of every prompt judged between
+its pieces, is the same as alone. The engine decodes whole pieces of its own
+(cut after newlines, at most ``piece_tokens``, 128 by default), so a turn's
+piece can run past ``turn_tokens`` by up to one of them; that piece is what
+a request arriving meanwhile waits for at most.
 
 A job is run exactly once; a prompt that does not fit the context fails its
 own job before it is queued (the engine's check, run in the caller's thread,
@@ -119,7 +123,7 @@ class Batcher:
         *,
         window: float = 0.005,
         max_prompts: int = 64,
-        turn_tokens: int = 1024,
+        turn_tokens: int = 128,
         on_batch: Callable[[int, int, int], None] | None = None,
     ) -> None:
         self.model = model

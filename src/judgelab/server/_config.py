@@ -71,7 +71,7 @@ class ServerConfig:
     max_body_bytes: int = 8 * 1024 * 1024
     default_num_predict: int = 2
     max_request_prompts: int = 256
-    turn_tokens: int = 1024
+    turn_tokens: int = 128
     header_timeout_s: float = 10.0
     keep_alive_timeout_s: float = 5.0
     max_connections: int = 512
