@@ -199,7 +199,10 @@ def test_shortcut_baselines_find_a_claim_that_gives_the_label_away():
                                 response=f"Item {i} is {word} today.", label=label))
     leaky = shortcut_baselines(rows, n_resamples=200)
     assert leaky.claim_only.estimate > 0.9 and leaky.claim_only.low > 0.5
-    pairs = deletion_pairs([_row("The bridge opened in 1932, and its main span is 503 metres.").model_copy(
-        update={"id": f"b{i}", "documents": [DOC + f" Note {i} is here."]}) for i in range(12)])
+    pairs = deletion_pairs([LabelledRow(
+        id=f"b{i}", task="fact-check", label=1,
+        documents=[DOC.replace("1932", str(1900 + i)).replace("503", str(500 + i))],
+        response=f"The bridge opened in {1900 + i}, and its main span is {500 + i} metres.") for i in range(12)])
+    assert len(pairs) == 24
     fair = shortcut_baselines(pairs, n_resamples=200)
     assert fair.claim_only.estimate == pytest.approx(0.5) and fair.claim_length.estimate == pytest.approx(0.5)
