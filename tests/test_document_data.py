@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,8 @@ from judgelab.calibration import deletion_pairs, import_set, resolve_set
 from judgelab.calibration.data import LabelledRow
 from judgelab.errors import DataError
 from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator, content_words, evidence_windows
+
+STARTER = Path(__file__).resolve().parents[1] / "calibration" / "starter.jsonl"
 
 
 def test_docnli_tsv_rows_and_a_bad_line(tmp_path):
@@ -206,3 +209,22 @@ def test_shortcut_baselines_find_a_claim_that_gives_the_label_away():
     assert len(pairs) == 24
     fair = shortcut_baselines(pairs, n_resamples=200)
     assert fair.claim_only.estimate == pytest.approx(0.5) and fair.claim_length.estimate == pytest.approx(0.5)
+
+
+def test_calibrate_scores_with_the_named_evaluator(tmp_path):
+    """``judgelab calibrate --evaluator fact-checking-sentences`` scores with it (it was once ignored)."""
+    from judgelab import load_model
+    from judgelab.calibration import load_rows
+    from judgelab.cli import main
+    from judgelab.evaluators import build_evaluator
+
+    starter = [r for r in load_rows(STARTER).rows if r.task == "fact-check" and r.id.startswith("qs-fib")][:12]
+    f = tmp_path / "rows.jsonl"
+    f.write_text("".join(r.model_dump_json() + "\n" for r in starter))
+    out = tmp_path / "run"
+    assert main(["calibrate", "--model", "gemma-3-270m-judge", "--evaluator", "fact-checking-sentences", "--set",
+                 str(f), "--out", str(out), "--no-plots", "--no-progress", "--threads", "2"]) == 0
+    records = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    wanted = build_evaluator("fact-checking-sentences", load_model("gemma-3-270m-judge"), task="fact-check")
+    assert {r["evaluator_hash"] for r in records} == {wanted.identity().evaluator_hash}
+    assert len(records) == 12

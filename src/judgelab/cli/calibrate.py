@@ -51,6 +51,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple:
+    """``(model, {task: evaluator})`` for ``--evaluator NAME``; ``(None, None)`` without it."""
+    name = getattr(args, "evaluator", None)
+    if not name:
+        return None, None
+    if executor is not None:
+        raise ParameterError("calibrate --evaluator does not run on Ray yet: drop --ray, or drop --evaluator "
+                             "to score with the task's default evaluator.")
+    from judgelab import load_model
+    from judgelab.evaluators import build_evaluator, registered_evaluator
+
+    task = args.task[0] if args.task else ("fact-check" if ":" in name else registered_evaluator(name.partition("+")[0]).task)
+    model = load_model(args.model, **options)
+    return model, {task: build_evaluator(name, model, task=task)}
+
+
 def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import LazyModel, calibrate
 
@@ -72,9 +88,10 @@ def run(args: argparse.Namespace) -> int:
     if args.self_generators is not None:
         patterns = tuple(p.strip() for p in args.self_generators.split(",") if p.strip())
     executor = executor_from_args(args)
+    judge, evaluators = _named_evaluator(args, options, executor)
     result = calibrate(
         # on Ray each replica loads the model from its id; here it is loaded only if rows must be scored
-        args.model if executor is not None else LazyModel(args.model, options),
+        judge if judge is not None else args.model if executor is not None else LazyModel(args.model, options),
         args.set,
         args.out,
         task=args.task,
@@ -91,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         figures=not args.no_plots,
         model_options=options if executor is not None else None,
         executor=executor,
+        evaluators=evaluators,
     )
     print_executor_report(executor)
     for task, a in result.analyses.items():
