@@ -7,6 +7,7 @@ from typing import Any
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import check_parameter
+from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
 from judgelab.evaluators._decompose import DecompositionPlan, combine_checks, plan_checks
 from judgelab.evaluators._spi import EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
@@ -114,12 +115,10 @@ class FactCheckingEvaluator(YesNoEvaluator):
         evaluator.name = "bespoke-minicheck"
         return evaluator
 
-    def identity(self):
+    def identity(self) -> EvaluatorIdentity:
         identity = super().identity()
         if not self.decompose:
             return identity
-        from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
-
         extra = {"base": identity.evaluator_hash, "window": self.window, "top_windows": self.top_windows}
         return EvaluatorIdentity(identity.spec_hash, config_hash("fact-checking-sentences", extra))
 
@@ -146,7 +145,7 @@ class FactCheckingEvaluator(YesNoEvaluator):
             mine = answers[start:start + len(plan.checks)]
             start += len(plan.checks)
             raw, best, findings = combine_checks(plan, [a.answer.probability for a in mine])
-            weakest = min(range(len(findings)), key=lambda i: findings[i]["score"])
+            weakest = plan.checks[best].sentence_index  # the sentence whose best window is reported
             unsupported = [f["sentence"] for f in findings if f["score"] < self.threshold]
             where = (f" (weakest of {len(findings)} claim sentences: sentence {weakest + 1}, "
                      f"{findings[weakest]['sentence'][:60]!r})") if len(findings) > 1 else ""

@@ -57,7 +57,7 @@ def _pair(row: LabelledRow, *, cover: float, max_left: float, min_left: int) -> 
     if len(left) > max_left * len(claim_words):
         return None
     unrelated = [i for i, w in enumerate(words) if i not in support and not (w & claim_words)]
-    if len(unrelated) < len(support) or len(sentences) - len(support) < min_left:
+    if len(unrelated) < len(support):
         return None
     # delete the unrelated sentences farthest from the support, so the positive keeps its evidence's context
     centre = sum(support) / len(support)

@@ -16,7 +16,7 @@ from typing import Any
 
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.calibration.data._source_files import field, json_lines, source_files
-from judgelab.errors import DataError
+from judgelab.errors import DataError, check_parameter
 from judgelab.textfiles import read_text
 
 __all__ = ["import_mnli", "import_fever_nli", "import_docnli", "import_fib", "import_factcg", "import_begin"]
@@ -153,8 +153,7 @@ def import_begin(path: str | Path, *, generic: str = "drop") -> list[LabelledRow
     corpus (``begin-wow``, ...) and responses to one knowledge snippet share
     ``meta["pair"]``.
     """
-    if generic not in ("drop", "fail"):
-        raise DataError(f"The 'generic' parameter of import_begin must be 'drop' or 'fail'. Got {generic!r} instead.")
+    check_parameter(generic in ("drop", "fail"), "generic", "import_begin", "'drop' or 'fail'", generic)
     rows = []
     for f in source_files(path, "*.tsv", recursive=True):
         reader = csv.DictReader(read_text(f, "BEGIN TSV file").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
