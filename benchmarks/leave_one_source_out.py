@@ -1,16 +1,25 @@
 """The leave-one-source-out table of docs/tuning.md: for each source, train on all the others, measure on it.
 
-    PYTHONPATH=src python benchmarks/leave_one_source_out.py --runs /work/tune-runs/loso [--sources fib,factcg]
+    PYTHONPATH=src python benchmarks/leave_one_source_out.py --runs /work/tune-runs/loso \
+        [--sources fib,factcg] [--scale 0.25]
 
-For each source S (``train_default_judge.py``'s option names): ``train_default_judge.py --leave-out S``
-(its deletion negatives are left out with it: ``d2c_fib`` with ``fib``), then ``judgelab calibrate`` of
-the base ``gemma-3-270m`` and of the run's tuned spec on up to ``--limit`` rows of S that the run held
-out, then ``judgelab compare`` (tuned minus base, paired). Every step resumes: a training run continues
-from its checkpoint, a calibration from its scores, so the same command picks up where it stopped.
-It prints one markdown row per finished source and writes ``RUNS/table.md``.
+For each source S (``train_default_judge.py``'s option names):
 
-Budget: one training run is about the shipped adapter's (docs/tuning.md), so seven sources take seven
-times that; on a 2-core CPU, run it over several sessions (each rerun resumes), or on a GPU.
+1. ``train_default_judge.py --leave-out S`` (its deletion negatives leave with it: ``d2c_fib`` with
+   ``fib``), with every other source's rows multiplied by ``--scale``;
+2. the evaluation rows: up to ``--limit`` rows of S (the run holds S out whole), whole groups
+   (``meta.pair``: a document's rows) drawn in a seeded random order, written to ``RUNS/eval-S.jsonl``;
+3. ``judgelab calibrate`` of the base ``gemma-3-270m`` and of the run's tuned spec on those rows
+   (llama.cpp, as users score), then ``judgelab compare`` (tuned minus base, paired by group).
+
+Every step resumes: a training run continues from its checkpoint, a calibration from its scores,
+so the same command picks up where it stopped. It prints one markdown row per finished source
+(AUROC and balanced accuracy at each run's shipped threshold, on its held-out test rows, with 95%
+intervals; the paired differences on all rows) and writes ``RUNS/table.md`` and ``RUNS/table.json``.
+
+Budget: one ``--scale 1`` run is about the shipped adapter's (docs/tuning.md: ~80 minutes on 2
+cores), so seven sources take seven times that; ``--scale 0.25`` about a quarter. On a 2-core CPU,
+run it over several sessions (each rerun resumes), or on a GPU.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -39,43 +49,101 @@ def _run(cmd: list[str], log: Path) -> None:
         subprocess.run(cmd, check=True, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=REPO)
 
 
-def _figures(run: Path) -> dict:
-    metrics = json.loads((run / "metrics.json").read_text())
-    return metrics["tasks"]["fact-check"]
+def _heldout_figures(run: Path) -> dict:
+    """AUROC and balanced accuracy (estimate, low, high) on the run's held-out test rows."""
+    task = json.loads((run / "metrics.json").read_text())["tasks"]["fact-check"]
+    return {k: task["heldout"][k] for k in ("auroc", "balanced_accuracy")}
 
 
-def measure(source: str, runs: Path, limit: int, threads: int) -> str:
+def evaluation_rows(heldout: Path, dest: Path, limit: int, seed: int = 2026) -> int:
+    """Up to ``limit`` rows of ``heldout``, whole groups (``meta.pair``, else the row id) in a seeded order."""
+    if dest.exists():
+        return sum(1 for line in dest.read_text(encoding="utf-8").splitlines() if line.strip())
+    groups: dict[str, list[str]] = {}
+    for line in heldout.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            key = str((row.get("meta") or {}).get("pair") or row["id"])
+            groups.setdefault(key, []).append(line)
+    keys = sorted(groups)
+    random.Random(seed).shuffle(keys)
+    picked: list[str] = []
+    for key in keys:
+        if len(picked) + len(groups[key]) > limit:
+            continue
+        picked.extend(groups[key])
+    dest.write_text("\n".join(picked) + "\n", encoding="utf-8")
+    return len(picked)
+
+
+def _cell(f: dict) -> str:
+    return f"{f['estimate']:.3f} [{f['low']:.2f}, {f['high']:.2f}]"
+
+
+def _diff(f: dict) -> str:
+    return f"{f['estimate']:+.3f} [{f['low']:+.3f}, {f['high']:+.3f}]"
+
+
+def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
+    """Train without ``source``, calibrate base and tuned on its rows, compare; the figures."""
     out = runs / source
     log = runs / f"{source}.log"
     leave = [a for s in (source, *DERIVED.get(source, ())) for a in ("--leave-out", s)]
-    _run([sys.executable, "benchmarks/train_default_judge.py", "--out", str(out), "--no-progress", *leave], log)
-    rows = out / "heldout" / f"{HELDOUT[source]}.jsonl"
+    _run([sys.executable, "benchmarks/train_default_judge.py", "--out", str(out), "--no-progress",
+          "--scale", str(args.scale), "--heldout-max", str(args.heldout_max), *leave], log)
+    rows = runs / f"eval-{source}.jsonl"
+    n = evaluation_rows(out / "heldout" / f"{HELDOUT[source]}.jsonl", rows, args.limit)
     cal = {}
     for label, model in (("base", "gemma-3-270m"), ("tuned", str(out / "judge.toml"))):
         cal[label] = runs / f"cal-{source}-{label}"
-        _run(["judgelab", "calibrate", "--model", model, "--set", str(rows), "--limit", str(limit), "--out",
-              str(cal[label]), "--threads", str(threads), "--no-plots", "--no-progress"], log)
+        _run(["judgelab", "calibrate", "--model", model, "--set", str(rows), "--out", str(cal[label]),
+              "--threads", str(args.threads), "--no-plots", "--no-progress"], log)
     cmp = subprocess.run(["judgelab", "compare", str(cal["base"]), str(cal["tuned"]), "--task", "fact-check",
                           "--json"], check=True, capture_output=True, text=True, cwd=REPO,
                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     (runs / f"compare-{source}.json").write_text(cmp.stdout)
-    return f"| {source} | {cal['base']} | {cal['tuned']} | see compare-{source}.json |"
+    paired = json.loads(cmp.stdout)
+    return {"source": source, "rows": n, "scale": args.scale, "base": _heldout_figures(cal["base"]),
+            "tuned": _heldout_figures(cal["tuned"]),
+            "paired": {k: paired["difference_b_minus_a"][k] for k in ("auroc", "balanced_accuracy")},
+            "groups": paired["resampling"]["groups"]}
+
+
+HEADER = ["| left out | rows (groups) | base AUROC | tuned AUROC | base BA | tuned BA | paired dAUROC | paired dBA |",
+          "|---|---|---|---|---|---|---|---|"]
+
+
+def table_row(r: dict) -> str:
+    """One markdown row of the table."""
+    return (f"| {r['source']} | {r['rows']} ({r['groups']}) | {_cell(r['base']['auroc'])} | "
+            f"**{_cell(r['tuned']['auroc'])}** | {_cell(r['base']['balanced_accuracy'])} | "
+            f"{_cell(r['tuned']['balanced_accuracy'])} | {_diff(r['paired']['auroc'])} | "
+            f"{_diff(r['paired']['balanced_accuracy'])} |")
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=Path, default=Path("runs/loso"))
     p.add_argument("--sources", default=",".join(SOURCES), help="comma-separated, of " + ", ".join(SOURCES))
-    p.add_argument("--limit", type=int, default=200, help="held-out rows measured per source")
+    p.add_argument("--limit", type=int, default=200, help="rows of the left-out source measured (whole groups)")
+    p.add_argument("--scale", type=float, default=1.0, help="train_default_judge.py --scale (rows per source)")
+    p.add_argument("--heldout-max", type=int, default=4, help="train_default_judge.py --heldout-max (its report)")
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
     args.runs.mkdir(parents=True, exist_ok=True)
-    lines = ["| left out | base run | tuned run | paired comparison |", "|---|---|---|---|"]
-    for source in args.sources.split(","):
+    sources = args.sources.split(",")
+    for source in sources:
         if source not in SOURCES:
             p.error(f"unknown source {source!r}; choose from {', '.join(SOURCES)}")
-        lines.append(measure(source, args.runs, args.limit, args.threads))
-        print(lines[-1], flush=True)
+    done_path = args.runs / "table.json"
+    done = {r["source"]: r for r in json.loads(done_path.read_text())} if done_path.exists() else {}
+    print("\n".join(HEADER), flush=True)
+    for source in sources:
+        if source not in done:
+            done[source] = measure(source, args.runs, args)
+            done_path.write_text(json.dumps(list(done.values()), indent=1))
+        print(table_row(done[source]), flush=True)
+    lines = HEADER + [table_row(r) for r in done.values()]
     (args.runs / "table.md").write_text("\n".join(lines) + "\n")
     return 0
 

@@ -19,7 +19,9 @@ Paths compared, measured in one run on the same machine:
   with ``packed=True`` (trie batches; reported as a').
 - (b) naive: llama-cpp-python ``Llama.create_completion(prompt, max_tokens=2,
   temperature=0, logit_bias=...)`` per judgment, in the given order, with the
-  same n_ctx / threads / batch settings (what an Ollama-style server does).
+  same n_ctx / threads / batch settings (what an Ollama-style server does),
+  and the weights in plain CPU buffers as judgelab loads them (``naive_llama``:
+  llama.cpp's default AMX repacking segfaults in llama-cpp-python 0.3.36).
 - (c) ceiling: the unique tokens under perfect prefix sharing (the size of the
   token trie of all prompts) divided by the peak prefill rate (tokens/s at
   the best batch size, median of 6 samples taken
@@ -149,6 +151,32 @@ def run_naive(llm, prompts, yes_no_tokens):
     return time.perf_counter() - t0, texts
 
 
+def naive_llama(weights: Path, n_ctx: int, threads: int):
+    """The naive arm's ``Llama``, with the weights in plain CPU buffers as judgelab's engine loads them.
+
+    llama-cpp-python's default model params put the weights in "extra" buffer types (repacked for
+    AMX / AVX-512 on CPUs that have them); on an Intel Xeon with AMX, llama-cpp-python 0.3.36
+    segfaults in the first completion with them (tests/test_remote_llama_server.py). judgelab loads
+    with ``use_extra_bufts`` off (``LlamaCppConfig.repack_weights=False``), so both arms read the
+    same weight layout.
+    """
+    import llama_cpp.llama_cpp as lib
+    from llama_cpp import Llama
+
+    defaults = lib.llama_model_default_params
+
+    def plain_buffers():
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    lib.llama_model_default_params = plain_buffers
+    try:
+        return Llama(model_path=str(weights), n_ctx=n_ctx, n_threads=threads, n_batch=512, verbose=False)
+    finally:
+        lib.llama_model_default_params = defaults
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "halueval" / "qa_one-turn.jsonl")
@@ -176,10 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     load_rss = peak_rss_mb()
     llm = None
     if not args.skip_naive:
-        from llama_cpp import Llama
-
-        llm = Llama(model_path=str(resolve_weights(model.spec)), n_ctx=model.n_ctx, n_threads=args.threads,
-                    n_batch=512, verbose=False)
+        llm = naive_llama(resolve_weights(model.spec), model.n_ctx, args.threads)
     yes_no = model.resolve_labels(("Yes", "No")).token_ids
 
     results = {"threads": args.threads, "model": model.id, "workloads": {}}

@@ -10,7 +10,8 @@ label): MNLI and FEVER-NLI (DocNLI binary), SNLI, FIB, FactCG, BEGIN,
 SummEdits, and deletion pairs made from FIB and SummEdits (``d2c:``).
 WiCE, HaluEval QA and FaithBench are held out whole (FaithBench's licence
 allows evaluation only). ``--leave-out SOURCE`` holds one more out whole
-(``leave_one_source_out.py`` runs one per source).
+(``leave_one_source_out.py`` runs one per source); ``--scale`` shrinks every
+source's rows alike (a quicker run of the same mix).
 
 Documents are read as they are served: chunks of ``--chunk-tokens`` 400
 (written into the tuned spec), a row's probability the best chunk's
@@ -63,7 +64,7 @@ def sets_and_weights(data: Path, args: argparse.Namespace) -> tuple[tuple[str, .
     """The training sources and their shares of the rows (0 = held out whole); ``--leave-out`` zeroes one."""
     sets, weights = [], []
     for name, spec, _ in SOURCES:
-        rows = 0 if name in args.leave_out else getattr(args, name)
+        rows = 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
         sets.append(spec.format(data=data))
         weights.append(float(rows))
     return tuple(sets), tuple(weights)
@@ -79,6 +80,8 @@ def parser() -> argparse.ArgumentParser:
                        help=f"training rows from {spec.split(':')[0]} (default {rows}; 0 = held out whole)")
     p.add_argument("--leave-out", action="append", default=[], metavar="SOURCE",
                    help="hold this source out whole (a leave-one-source-out run); repeatable")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="multiply every source's training rows (0.25: a quarter-size run, e.g. for leave_one_source_out.py)")
     p.add_argument("--exclude", type=Path, default=REPO / "calibration" / "starter.jsonl",
                    help="documents of this set are never trained on (default: the quick start's set)")
     p.add_argument("--max-tokens", type=int, default=640)
