@@ -178,3 +178,18 @@ def test_run_facts_of_the_wrong_type_are_refused_when_writing(tmp_path):
     with pytest.raises(DataError, match=r"field 'meta.rows' of metrics.json"):
         write_metrics({"meta": {"rows": "many"}, "tasks": {}}, tmp_path / "metrics.json")
     assert not (tmp_path / "metrics.json").exists()
+
+
+def test_compare_and_jury_read_the_threshold_of_a_version_2_run(tmp_path, capsys):
+    runs = []
+    for name in ("a", "b"):
+        run = tmp_path / name
+        shutil.copytree(OLD_RUN, run)
+        write_metrics(read_metrics(run / "metrics.json"), run / "metrics.json")  # rewritten as version 2
+        assert json.loads((run / "metrics.json").read_text(encoding="utf-8"))["version"] == 2
+        runs.append(str(run))
+    assert main(["compare", *runs, "--json", "--resamples", "50"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["threshold_a"] == out["threshold_b"] == pytest.approx(0.7878427429411069)
+    assert main(["jury", *runs, "--combine", "vote", "--resamples", "50", "--out", str(tmp_path / "jury")]) == 0
+    assert "no metrics.json beside" not in capsys.readouterr().err

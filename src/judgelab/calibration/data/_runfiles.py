@@ -35,10 +35,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from judgelab.calibration.data._task_metrics import TaskMetrics, TaskThreshold
+from judgelab.calibration.data._task_metrics import TaskMetrics
 from judgelab.errors import DataError
 
-__all__ = ["METRICS_VERSION", "MetricsFile", "RunMeta", "TaskMetrics", "TaskThreshold", "read_metrics", "write_metrics"]
+__all__ = ["METRICS_VERSION", "MetricsFile", "RunMeta", "read_metrics", "write_metrics"]
 
 #: The ``metrics.json`` format this judgelab writes.
 METRICS_VERSION = 2
