@@ -69,6 +69,8 @@ def test_a_task_the_file_lacks_is_an_error_not_a_default():
     "edit, match",
     [
         (lambda d: d.update(version=METRICS_VERSION + 1), "version 3; this judgelab reads up to version 2"),
+        (lambda d: d.update(version="3"), "version 3; this judgelab reads up to version 2"),
+        (lambda d: d.update(version="two"), "field 'version'"),
         (lambda d: d["tasks"]["fact-check"].update(thresold={}), "tasks.fact-check.thresold"),
         (lambda d: d["tasks"]["fact-check"]["heldout"]["auroc"].update(estimate="high"),
          "tasks.fact-check.heldout.auroc.estimate"),
@@ -193,3 +195,19 @@ def test_compare_and_jury_read_the_threshold_of_a_version_2_run(tmp_path, capsys
     assert out["threshold_a"] == out["threshold_b"] == pytest.approx(0.7878427429411069)
     assert main(["jury", *runs, "--combine", "vote", "--resamples", "50", "--out", str(tmp_path / "jury")]) == 0
     assert "no metrics.json beside" not in capsys.readouterr().err
+
+
+def _open_objects(node: object, path: str = "") -> list[str]:
+    """Paths of a JSON schema that accept any key or any value (untyped)."""
+    if isinstance(node, dict):
+        found = [path] if node == {} or node.get("additionalProperties") is True else []
+        return found + [p for k, v in node.items() for p in _open_objects(v, f"{path}/{k}")]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _open_objects(v, f"{path}[{i}]")]
+    return []
+
+
+def test_every_field_of_metrics_json_is_typed_but_the_run_facts_callers_add_and_the_policy():
+    # RunMeta keeps facts a caller of write_report adds; the policy is policy.json's (load_policy types it)
+    assert _open_objects(MetricsFile.model_json_schema()) == [
+        "/$defs/RunMeta", "/$defs/TaskMetrics/properties/policy/anyOf[0]"]

@@ -105,6 +105,8 @@ class MetricsFile(BaseModel):
 
 def _refuse_newer(doc: Mapping[str, Any], path: str) -> None:
     version = doc.get("version", 1)
+    if isinstance(version, str) and version.strip().isdigit():
+        version = int(version)
     if isinstance(version, int) and version > METRICS_VERSION:
         raise DataError(f"{path} is metrics.json version {version}; this judgelab reads up to version "
                         f"{METRICS_VERSION}. Upgrade judgelab to read it.", path=path)
