@@ -2,8 +2,10 @@
 
 Compares ``scores.jsonl`` per row id (every field but the timing ``seconds``
 and the fields in ``--ignore-fields``, by default the hashes newer records
-add) and ``metrics.json`` exactly. Prints the differences and exits 1 when
-there are any.
+add) and ``metrics.json`` exactly, but for its top-level ``version`` (written
+since metrics.json version 2; a version-1 file has none): when only that
+differs the runs are "IDENTICAL (but for the version field)". Prints the
+differences (metrics.json ones by key path) and exits 1 when there are any.
 
     python benchmarks/same_run.py /tmp/before /tmp/after
 """
@@ -27,7 +29,7 @@ def _records(path: Path, ignored: set[str]) -> dict[str, dict]:
     return out
 
 
-def compare(a: Path, b: Path, ignored: set[str]) -> list[str]:
+def compare(a: Path, b: Path, ignored: set[str]) -> tuple[list[str], str]:
     problems = []
     ra, rb = _records(a / "scores.jsonl", ignored), _records(b / "scores.jsonl", ignored)
     if set(ra) != set(rb):
@@ -36,11 +38,35 @@ def compare(a: Path, b: Path, ignored: set[str]) -> list[str]:
         if ra[rid] != rb[rid]:
             keys = sorted(k for k in set(ra[rid]) | set(rb[rid]) if ra[rid].get(k) != rb[rid].get(k))
             problems.append(f"scores.jsonl row {rid}: {', '.join(keys)} differ")
-    ma = json.loads((a / "metrics.json").read_text(encoding="utf-8"))
-    mb = json.loads((b / "metrics.json").read_text(encoding="utf-8"))
+    version_note = ""
+    ma, mb = _metrics(a), _metrics(b)
+    va, vb = ma.pop("version", None), mb.pop("version", None)
     if ma != mb:
-        problems.append("metrics.json differs")
-    return problems
+        problems.append("metrics.json differs: " + "; ".join(_differences(ma, mb)[:20]))
+    elif va != vb:
+        version_note = f" (but for the version field: A {_version(va)}, B {_version(vb)})"
+    return problems, version_note
+
+
+def _metrics(run: Path) -> dict:
+    """metrics.json with NaN read as the string "NaN" (so two NaNs compare equal)."""
+    return json.loads((run / "metrics.json").read_text(encoding="utf-8"), parse_constant=str)
+
+
+def _version(v: object) -> str:
+    return "has none" if v is None else f"has {v}"
+
+
+def _differences(a: object, b: object, path: str = "") -> list[str]:
+    """The key paths where two JSON values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{path}.{k} only in {'A' if k in a else 'B'}" for k in sorted(set(a) ^ set(b), key=str)]
+        for k in sorted(set(a) & set(b), key=str):
+            out += _differences(a[k], b[k], f"{path}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path or '(top)'}: {a!r} != {b!r}"]
 
 
 def main() -> int:
@@ -51,11 +77,12 @@ def main() -> int:
                     help=f"record fields to leave out (default {','.join(DEFAULT_IGNORED)})")
     args = ap.parse_args()
     ignored = {f for f in args.ignore_fields.split(",") if f}
-    problems = compare(args.a, args.b, ignored)
+    problems, version_note = compare(args.a, args.b, ignored)
     n = len(_records(args.a / "scores.jsonl", ignored))
     for p in problems[:50]:
         print(p)
-    print(f"{'IDENTICAL' if not problems else 'DIFFERENT'}: {n} records (ignoring {sorted(ignored)}) and metrics.json")
+    verdict = f"IDENTICAL{version_note}" if not problems else "DIFFERENT"
+    print(f"{verdict}: {n} records (ignoring {sorted(ignored)}) and metrics.json")
     return 0 if not problems else 1
 
 

@@ -158,7 +158,7 @@ def test_records_from_before_the_length_field_get_it_from_their_rows(tmp_path, s
     # analysing the bare records (no rows to read lengths from): no length check, the rest as before
     bare = analyze([ScoreRecord.model_validate({k: v for k, v in r.items() if k != "response_chars"}) for r in recs],
                    n_resamples=100)
-    assert bare.length_bias is None and "length_bias" not in bare.to_dict() and bare.agreement is not None
+    assert bare.length_bias is None and "length_bias" not in bare.metrics().model_fields_set and bare.agreement is not None
 
 
 # -- the gate's floors ----------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from judgelab.calibration.analysis._analysis_record import agreement_record
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
 from judgelab.calibration.analysis._metrics import _degenerate, _rankdata, _validate
 from judgelab.errors import JudgelabError
@@ -135,9 +136,8 @@ class Agreement:
     tnr: Interval
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "n": self.n, "n_label_1": self.n_pos, "n_label_0": self.n_neg,
-                "threshold": self.threshold, "cohen_kappa": self.kappa.to_dict(), "tpr": self.tpr.to_dict(),
-                "tnr": self.tnr.to_dict()}
+        """The agreement as JSON-ready data (the ``agreement`` of ``metrics.json``; nan as ``None``)."""
+        return agreement_record(self).model_dump()
 
 
 def _agreement_stat(y: np.ndarray, s: np.ndarray, t: np.ndarray) -> dict[str, float]:
@@ -215,13 +215,6 @@ class LengthBias:
         if all(math.isnan(iv.low) for iv in self.rho.values()):
             return "Length bias: not measurable here (too few rows of a label, or one length only)."
         return "No measurable length bias: every label's interval of Spearman's rho includes 0."
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"spearman_by_label": {str(k): v.to_dict() for k, v in self.rho.items()},
-                "rows_by_label": {str(k): v for k, v in self.n.items()},
-                "median_chars_by_label": {str(k): (None if math.isnan(v) else v) for k, v in self.median_chars.items()},
-                "rows_without_length": self.n_missing, "moves_with_length": self.moves_with_length,
-                "verdict": self.verdict()}
 
 
 def length_bias(

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from judgelab.calibration.analysis._analysis_record import analysis_record
 from judgelab.calibration.analysis._agreement import (
     AGREEMENT_ROWS,
     Agreement,
@@ -33,6 +34,7 @@ from judgelab.calibration.analysis._metrics import (
     fast_binary_metrics,
 )
 from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data._task_metrics import TaskMetrics
 from judgelab.calibration.analysis._selfpref import SelfPreference, self_preference
 from judgelab.calibration.analysis._splits import SplitPlan, group_folds, split_plan
 from judgelab.calibration.analysis._thresholds import (
@@ -50,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Analysis:
-    """What ``analyze`` found for one task's records (see ``to_dict`` for the JSON)."""
+    """What ``analyze`` found for one task's records (``metrics()``: the typed part ``metrics.json`` keeps)."""
 
     task: str
     n_rows: int
@@ -147,37 +149,9 @@ class Analysis:
             )
         return None
 
-    def to_dict(self) -> dict[str, Any]:
-        def num(x):
-            return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
-
-        return {
-            "task": self.task,
-            "headline": self.headline(),
-            "chance_note": self.chance_note(),
-            "rows": {"total": self.n_rows, "scored": self.n_scored, "errors": self.n_errors},
-            "threshold": {
-                "value": self.threshold,
-                "calibrated_value": num(self.threshold_calibrated),
-                "strategy": self.strategy,
-                "mode": self.mode,
-                "note": self.mode_note,
-                "n_tuning": self.n_tuning,
-                "n_heldout": self.n_heldout,
-            },
-            "heldout": {k: v.to_dict() for k, v in self.heldout.items()},
-            "heldout_by_group": {g: {k: v.to_dict() for k, v in m.items()} for g, m in self.heldout_by_group.items()},
-            "in_sample_at_threshold": {k: num(v) for k, v in self.in_sample.items()},
-            "abstain_band": {"tuned": self.abstain.to_dict(), "heldout": self.abstain_heldout.to_dict()},
-            "calibration": {k: {m: num(x) for m, x in v.items()} for k, v in self.calibration.items()},
-            "calibrator": self.calibrator.to_dict() if self.calibrator is not None else None,
-            "calibrator_choice": self.calibrator_choice.to_dict() if self.calibrator_choice is not None else None,
-            "self_preference": self.self_pref.to_dict() if self.self_pref is not None else None,
-            "criteria": self.criteria,
-            **({"warnings": list(self.notes)} if self.notes else {}),
-            **({"agreement": self.agreement.to_dict()} if self.agreement is not None else {}),
-            **({"length_bias": self.length_bias.to_dict()} if self.length_bias is not None else {}),
-        }
+    def metrics(self) -> TaskMetrics:
+        """What ``metrics.json`` keeps of this analysis: the typed ``TaskMetrics`` of the task."""
+        return analysis_record(self)
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from judgelab.calibration.data._task_metrics import IntervalRecord
 from judgelab.errors import JudgelabError
 
 __all__ = ["Interval", "Resampling", "bootstrap_interval", "bootstrap_many", "paired_difference", "unpaired_difference"]
@@ -27,8 +28,9 @@ class Interval:
         """Whether ``value`` lies in [low, high] (false when the interval is nan)."""
         return bool(self.low <= value <= self.high)
 
-    def to_dict(self) -> dict[str, float]:
-        return {"estimate": _clean(self.estimate), "low": _clean(self.low), "high": _clean(self.high)}
+    def to_dict(self) -> dict[str, float | None]:
+        """Estimate, low and high as JSON-ready data (nan as ``None``), as run files write an interval."""
+        return IntervalRecord.model_validate(self, from_attributes=True).model_dump()
 
     def __format__(self, spec: str) -> str:
         spec = spec or ".3f"
@@ -46,10 +48,6 @@ class Resampling:
     n_resamples: int = 1000
     confidence: float = 0.95
     seed: int | None = 0
-
-
-def _clean(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 def _check(n_resamples: int, confidence: float) -> None:

@@ -61,11 +61,6 @@ class CalibratorChoice:
     cv_ece: Mapping[str, float] = field(default_factory=dict)
     guarded: bool = False
 
-    def to_dict(self) -> dict:
-        return {"shipped": self.kind, "requested": self.requested, "reason": self.reason,
-                "cv_ece": {k: (None if math.isnan(v) else v) for k, v in self.cv_ece.items()},
-                "replaced_by_raw": self.guarded}
-
 
 def _ece(y: np.ndarray, s: np.ndarray) -> float:
     return float(fast_binary_metrics(y, s, 0.5)["ece"]) if len(y) else math.nan

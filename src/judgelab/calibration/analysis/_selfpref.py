@@ -77,27 +77,6 @@ class SelfPreference:
     n_unknown: int = 0
     extra: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        def stats(s: GeneratorStats) -> dict:
-            return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in s.__dict__.items()}
-
-        def num(x: float) -> float | None:
-            return None if math.isnan(x) else x
-
-        return {
-            "patterns": list(self.patterns),
-            "measurable": self.measurable,
-            "message": self.message,
-            "gap_pos": self.gap_pos.to_dict(),
-            "gap_neg": self.gap_neg.to_dict(),
-            "p_value_pos": num(self.p_value_pos),
-            "p_value_neg": num(self.p_value_neg),
-            "self": stats(self.self_stats),
-            "other": stats(self.other_stats),
-            "by_generator": [stats(s) for s in self.by_generator],
-            "n_unknown_generator": self.n_unknown,
-        }
-
 
 def _rate(x: np.ndarray) -> float:
     return float(x.mean()) if x.size else math.nan

@@ -193,9 +193,6 @@ class AbstainBand:
     error: float
     target_error: float
 
-    def to_dict(self) -> dict[str, float | None]:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
-
 
 def abstain_band(y_true, y_score, *, target_error: float = 0.1, n_grid: int = 200) -> AbstainBand:
     """The widest-coverage band whose error among decided rows is <= ``target_error``.

@@ -1,5 +1,6 @@
 """Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution, and the
-score records of a run (``ScoreRecord``, ``read_scores``).
+score records of a run (``ScoreRecord``, ``read_scores``) and its typed, versioned ``metrics.json``
+(``MetricsFile``: ``RunMeta`` and per task a ``TaskMetrics``; ``read_metrics``, ``write_metrics``).
 
 The first step of the flow: nothing here scores or analyses; every other sub-package reads rows
 and records from here.
@@ -49,10 +50,24 @@ from judgelab.calibration.data._runfiles import (
     METRICS_VERSION,
     MetricsFile,
     RunMeta,
-    TaskMetrics,
-    TaskThreshold,
     read_metrics,
     write_metrics,
+)
+from judgelab.calibration.data._task_metrics import (
+    AbstainBandRecord,
+    AbstainBands,
+    AgreementRecord,
+    CalibrationRecord,
+    CalibratorChoiceRecord,
+    CalibratorRecord,
+    CriterionMinimum,
+    GeneratorStatsRecord,
+    IntervalRecord,
+    LengthBiasRecord,
+    RowCounts,
+    SelfPreferenceRecord,
+    TaskMetrics,
+    TaskThreshold,
 )
 from judgelab.calibration.data._sets import (
     default_set_path,
@@ -61,15 +76,27 @@ from judgelab.calibration.data._sets import (
 )
 
 __all__ = [
+    "AbstainBandRecord",
+    "AbstainBands",
+    "AgreementRecord",
+    "CalibrationRecord",
+    "CalibratorChoiceRecord",
+    "CalibratorRecord",
+    "CriterionMinimum",
+    "GeneratorStatsRecord",
     "IMPORTERS",
+    "IntervalRecord",
     "LabelledRow",
     "LabelledSet",
+    "LengthBiasRecord",
     "METRICS_VERSION",
     "MetricsFile",
     "PARTS",
     "RowChanges",
+    "RowCounts",
     "RunMeta",
     "ScoreRecord",
+    "SelfPreferenceRecord",
     "TASKS",
     "Task",
     "TaskMetrics",
@@ -83,10 +110,10 @@ __all__ = [
     "import_faithbench",
     "import_fever_nli",
     "import_fib",
-    "import_mnli",
     "import_halueval_general",
     "import_halueval_qa",
     "import_llm_aggrefact",
+    "import_mnli",
     "import_set",
     "import_snli",
     "import_summedits",

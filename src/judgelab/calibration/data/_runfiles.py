@@ -1,19 +1,24 @@
 """Typed run files: ``metrics.json`` as a versioned pydantic model, read with migration of older versions.
 
 In the way Inspect AI's ``EvalLog`` is a model of its log file, ``MetricsFile``
-is the model of a calibrate run's ``metrics.json``: ``meta`` (the run facts)
-and ``tasks`` (per task: the shipped threshold, held-out metrics, calibration,
-the policy...). The fields that other commands read are typed; everything
-else a task writes is kept as it was written (``extra="allow"``), so reading
-and writing a file changes nothing.
+is the model of a calibrate run's ``metrics.json``: ``version``, ``meta`` (the
+run facts, ``RunMeta``) and ``tasks`` (per task a ``TaskMetrics``: the
+shipped threshold, held-out metrics, calibration, agreement, the policy...).
+Every key is a typed field (``RunMeta`` also keeps run facts a caller of
+``write_report`` adds); elsewhere a key the model does not know is an error.
 
 Versions
 --------
 1
-    The format judgelab has written since metrics.json existed (no
-    ``version`` key; a file without one is version 1). ``read_metrics``
-    migrates any older version to the current one through ``MIGRATIONS``;
-    a file from a newer judgelab is refused with a message saying so.
+    What judgelab wrote before the version was written (no ``version``
+    key; a file without one is version 1).
+2
+    The same fields, with ``version`` always written (first).
+
+A model whose shape changed migrates the older shape itself, in a
+``model_validator(mode="before")`` (``MetricsFile._from_version_1``), so
+``read_metrics`` reads every version (a file without ``version`` as version
+1); a file from a newer judgelab is refused with a message saying so.
 
 The score records (``ScoreRecord``, one line of ``scores.jsonl``) and the
 policy (``Policy``, ``policy.json``, with its own ``version``) are typed the
@@ -24,50 +29,41 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from judgelab.calibration.data._task_metrics import TaskMetrics
 from judgelab.errors import DataError
 
-__all__ = ["METRICS_VERSION", "MetricsFile", "RunMeta", "TaskMetrics", "TaskThreshold", "read_metrics", "write_metrics"]
+__all__ = ["METRICS_VERSION", "MetricsFile", "RunMeta", "read_metrics", "write_metrics"]
 
 #: The ``metrics.json`` format this judgelab writes.
-METRICS_VERSION = 1
-
-#: ``{version: migrate(doc) -> doc of version + 1}`` for every older format.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+METRICS_VERSION = 2
 
 
 class RunMeta(BaseModel):
-    """The run facts at the top of the report: model, set, rows, options, spec hash."""
+    """The run facts at the top of the report: model, set, rows, options, spec hash.
+
+    The facts ``judgelab calibrate`` writes are typed; a caller of
+    ``write_report`` may add facts of its own (kept as given, shown in the
+    report).
+    """
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
     model: str | None = None
     set: str | None = None
     rows: int | None = None
+    skipped_invalid_rows: int | None = None
+    threshold_strategy: str | None = None
+    calibrator: str | None = None
+    self_generators: str | None = None
     seed: int | None = None
-
-
-class TaskThreshold(BaseModel):
-    """The shipped threshold of a task and how it was chosen."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    value: float
-    strategy: str
-
-
-class TaskMetrics(BaseModel):
-    """One task's figures; ``threshold`` is typed, the rest kept as written."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    task: str
-    threshold: TaskThreshold
+    rescored_changed_rows: int | None = None
+    spec_hash: str | None = None
 
 
 class MetricsFile(BaseModel):
@@ -78,6 +74,14 @@ class MetricsFile(BaseModel):
     version: int = METRICS_VERSION
     meta: RunMeta
     tasks: dict[str, TaskMetrics]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_version_1(cls, data: Any) -> Any:
+        """Version 1 -> 2: the same fields, with the version written (``read_metrics`` reads no key as 1)."""
+        if isinstance(data, Mapping) and data.get("version") == 1:
+            return {**data, "version": 2}
+        return data
 
     def threshold(self, task: str, *, where: str = "metrics.json") -> float:
         """The shipped threshold of ``task``; a ``DataError`` naming the tasks the file has otherwise."""
@@ -90,20 +94,22 @@ class MetricsFile(BaseModel):
         return value
 
     def to_json(self) -> str:
-        """The file's text, written as version 1 always was (no ``version`` key while it is 1)."""
-        doc = self.model_dump(mode="python", exclude_unset=True, exclude={"version"} if self.version == 1 else None)
+        """The file's text: ``version`` first (always written), then the fields that were set.
+
+        A figure that is undefined (``None``, nan when computed) is written as
+        ``null``; floats are written as Python's ``json`` writes them.
+        """
+        doc = {"version": self.version, **self.model_dump(mode="python", exclude_unset=True, exclude={"version"})}
         return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def _migrate(doc: dict[str, Any], path: str) -> dict[str, Any]:
-    version = int(doc.get("version", 1))
-    if version > METRICS_VERSION:
+def _refuse_newer(doc: Mapping[str, Any], path: str) -> None:
+    version = doc.get("version", 1)
+    if isinstance(version, str) and version.strip().isdigit():
+        version = int(version)
+    if isinstance(version, int) and version > METRICS_VERSION:
         raise DataError(f"{path} is metrics.json version {version}; this judgelab reads up to version "
                         f"{METRICS_VERSION}. Upgrade judgelab to read it.", path=path)
-    while version < METRICS_VERSION:
-        doc = MIGRATIONS[version](doc)
-        version += 1
-    return doc
 
 
 def read_metrics(path: str | Path) -> MetricsFile:
@@ -124,18 +130,36 @@ def read_metrics(path: str | Path) -> MetricsFile:
         raise DataError(f"{path} is not JSON ({exc}); rerun 'judgelab calibrate' to rewrite it.", path=str(path)) from exc
     if not isinstance(doc, Mapping):
         raise DataError(f"{path} is not a judgelab metrics.json (expected an object).", path=str(path))
+    _refuse_newer(doc, str(path))
     try:
-        return MetricsFile.model_validate(_migrate(dict(doc), str(path)))
+        return MetricsFile.model_validate({"version": 1, **doc})  # a file without a version is version 1
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or None
-        raise DataError(f"{path} is not a judgelab metrics.json (field {field!r}: {err.get('msg')}); "
+        field, msg = _first_error(exc)
+        raise DataError(f"{path} is not a judgelab metrics.json (field {field!r}: {msg}); "
                         "rerun 'judgelab calibrate' to rewrite it.", path=str(path), field=field) from exc
 
 
+def _first_error(exc: ValidationError) -> tuple[str | None, str]:
+    """The dotted field path and message of a validation error's first complaint."""
+    err = exc.errors()[0]
+    return ".".join(str(p) for p in err.get("loc", ())) or None, str(err.get("msg"))
+
+
 def write_metrics(doc: MetricsFile | Mapping[str, Any], path: str | Path) -> Path:
-    """Write ``doc`` (a ``MetricsFile``, or the mapping to validate into one) to ``path``."""
-    model = doc if isinstance(doc, MetricsFile) else MetricsFile.model_validate(dict(doc))
+    """Write ``doc`` (a ``MetricsFile``, or the mapping to validate into one) to ``path``.
+
+    Raises
+    ------
+    DataError
+        If ``doc`` does not fit the model (e.g. run facts of the wrong type),
+        naming the field.
+    """
     path = Path(path)
+    try:
+        model = doc if isinstance(doc, MetricsFile) else MetricsFile.model_validate(dict(doc))
+    except ValidationError as exc:
+        field, msg = _first_error(exc)
+        raise DataError(f"Cannot write {path}: field {field!r} of metrics.json: {msg}. Pass run facts and "
+                        "task figures of the types MetricsFile declares.", path=str(path), field=field) from exc
     path.write_text(model.to_json(), encoding="utf-8")
     return path

@@ -188,28 +188,28 @@ def _append_deployments(out: Path, deployments: Mapping[str, Any], figures: bool
     section = "<h2>Deployment</h2>" + "".join(body)
     doc = doc.replace("</body>", section + "</body>", 1) if "</body>" in doc else doc + section
     report_html.write_text(doc, encoding="utf-8")
-    metrics = read_metrics(out / "metrics.json").model_dump(exclude_unset=True)
-    for t, dep in deployments.items():
-        # the creation time lives in policy.json: metrics.json stays identical on a rerun
-        metrics["tasks"].setdefault(t, {})["policy"] = dep.policy.model_dump(exclude={"created"})
-    write_metrics(metrics, out / "metrics.json")
+    metrics = read_metrics(out / "metrics.json")
+    # the creation time lives in policy.json: metrics.json stays identical on a rerun
+    tasks = {t: m.model_copy(update={"policy": deployments[t].policy.model_dump(exclude={"created"})})
+             if t in deployments else m for t, m in metrics.tasks.items()}
+    write_metrics(metrics.model_copy(update={"tasks": tasks}), out / "metrics.json")
 
 
 def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
     """metrics.json, each task's fitted calibrator and criteria minimums."""
     written: dict[str, Path] = {}
-    metrics = {"meta": dict(meta), "tasks": {t: a.to_dict() for t, a in analyses.items()}}
+    tasks = {t: a.metrics() for t, a in analyses.items()}
     for t, a in analyses.items():
         if a.calibrator is not None:
             written[f"calibrator-{t}"] = a.calibrator.save(out / f"calibrator-{t}.json")
-            metrics["tasks"][t]["calibrator_file"] = written[f"calibrator-{t}"].name
+            tasks[t] = tasks[t].model_copy(update={"calibrator_file": written[f"calibrator-{t}"].name})
         else:  # raw scores shipped: a calibrator file from an earlier run must not be picked up
             (out / f"calibrator-{t}.json").unlink(missing_ok=True)
         if a.criteria:
             written[f"criteria-{t}"] = write_criteria_thresholds(
                 a.criteria, out / f"criteria-thresholds-{t}.json", model=meta.get("model"), strategy=a.strategy
             )
-    written["metrics"] = write_metrics(metrics, out / "metrics.json")
+    written["metrics"] = write_metrics({"meta": dict(meta), "tasks": tasks}, out / "metrics.json")
     return written
 
 
