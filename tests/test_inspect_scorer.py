@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.solver import solver
 
 from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator
-from judgelab.harnesses import inspect_scorer
+from judgelab.harnesses import inspect_scorer, recorded_answer
+from judgelab.testing import ScriptedEvaluator
 
 SAMPLES = [
     ("What is the capital of France?", "The capital of France is Paris.", "Paris is the capital of France."),
@@ -18,20 +17,10 @@ SAMPLES = [
 ]
 
 
-@solver
-def fixed_answer():
-    """Writes each sample's ``submission`` as the model output (no model runs)."""
-    async def solve(state, generate):
-        state.output = ModelOutput.from_content(model="mockllm/model", content=state.metadata["submission"])
-        return state
-
-    return solve
-
-
 def test_scores_are_the_evaluators_probabilities_with_its_metadata(judge_model, tmp_path):
     evaluator = FactCheckingEvaluator(judge_model)
     task = Task(dataset=[Sample(input=q, target=t, metadata={"submission": s}) for q, t, s in SAMPLES],
-                solver=fixed_answer(), scorer=inspect_scorer(evaluator))
+                solver=recorded_answer(), scorer=inspect_scorer(evaluator))
     log = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
     values = []
@@ -45,3 +34,12 @@ def test_scores_are_the_evaluators_probabilities_with_its_metadata(judge_model, 
         values.append(score.value)
     metrics = log.results.scores[0].metrics
     assert metrics["mean"].value == pytest.approx(sum(values) / len(values))
+
+
+def test_recorded_answer_names_the_sample_without_an_answer(tmp_path):
+    # A scripted judge: the solver fails before anything is scored.
+    task = Task(dataset=[Sample(input="q", target="t", id="no-answer", metadata={})],
+                solver=recorded_answer(), scorer=inspect_scorer(ScriptedEvaluator({})))
+    log = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "error"
+    assert "no-answer" in log.error.message and "metadata['submission']" in log.error.message

@@ -14,19 +14,9 @@ which is judgelab, and reads ``GRADE: C`` or ``GRADE: I`` from its reply.
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import model_graded_fact
-from inspect_ai.solver import solver
 
-
-@solver
-def fixed_answer():
-    """Writes each sample's ``submission`` metadata as the model's answer."""
-    async def solve(state, generate):
-        state.output = ModelOutput.from_content(model="mockllm/model", content=state.metadata["submission"])
-        return state
-
-    return solve
+from judgelab.harnesses import recorded_answer
 
 
 @task
@@ -39,6 +29,6 @@ def capitals():
             Sample(input="How many legs does a spider have?", target="Eight",
                    metadata={"submission": "A spider has eight legs."}),
         ],
-        solver=fixed_answer(),
+        solver=recorded_answer(),
         scorer=model_graded_fact(),
     )

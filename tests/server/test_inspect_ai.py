@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import model_graded_fact, model_graded_qa
-from inspect_ai.solver import solver
+
+from judgelab.harnesses import recorded_answer
 
 GRADES = ("GRADE: C", "GRADE: I")
 SAMPLES = [
@@ -24,19 +25,9 @@ SAMPLES = [
 ]
 
 
-@solver
-def fixed_answer():
-    """Writes each sample's ``submission`` as the model output (no model runs)."""
-    async def solve(state, generate):
-        state.output = ModelOutput.from_content(model="mockllm/model", content=state.metadata["submission"])
-        return state
-
-    return solve
-
-
 def _task(scorer) -> Task:
     dataset = [Sample(input=q, target=t, metadata={"submission": s}) for q, t, s in SAMPLES]
-    return Task(dataset=dataset, solver=fixed_answer(), scorer=scorer)
+    return Task(dataset=dataset, solver=recorded_answer(), scorer=scorer)
 
 
 def _grader(url: str, **config):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from judgelab.errors import BackendUnavailableError
+from judgelab.errors import BackendUnavailableError, DataError
 from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator
 
-__all__ = ["fact_check_request", "inspect_scorer"]
+__all__ = ["fact_check_request", "inspect_scorer", "recorded_answer"]
 
 
 def fact_check_request(state: Any, target: Any) -> EvaluationRequest:
@@ -30,6 +30,41 @@ def _import_inspect():
             "judgelab's Inspect scorer needs Inspect AI: pip install inspect-ai", backend="inspect_ai"
         ) from exc
     return anyio, inspect_scorers
+
+
+def recorded_answer(field: str = "submission", *, model: str = "recorded") -> Any:
+    """An Inspect AI solver that takes each sample's answer from ``metadata[field]`` instead of a model.
+
+    For grading answers that were produced elsewhere (logs, a previous run, a
+    labelled set) with a judgelab scorer: no model is called.
+
+    Raises
+    ------
+    BackendUnavailableError
+        When Inspect AI is not installed.
+    DataError
+        (when the task runs) a sample without ``metadata[field]``; the message names the sample.
+    """
+    try:
+        from inspect_ai.model import ModelOutput
+        from inspect_ai.solver import solver
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            "judgelab's recorded_answer solver needs Inspect AI: pip install inspect-ai", backend="inspect_ai"
+        ) from exc
+
+    @solver(name="recorded_answer")
+    def recorded():
+        async def solve(state, generate):
+            if field not in (state.metadata or {}):
+                raise DataError(f"Sample {state.sample_id!r} has no metadata[{field!r}] to grade; "
+                                f"add the recorded answer there or pass recorded_answer(field=...).")
+            state.output = ModelOutput.from_content(model=model, content=str(state.metadata[field]))
+            return state
+
+        return solve
+
+    return recorded()
 
 
 def _metadata(response: EvaluationResponse) -> dict[str, Any]:
