@@ -27,9 +27,10 @@ command continues from the last checkpoint (kill it any time). It writes
 Budget of the shipped run: 495,473 training tokens (2,040 rows, one epoch, 255
 steps of 8 rows at lr 6e-4), 4,704 s of training (105 tokens/s, float32, two
 torch threads) on a 2-core Intel Xeon (AVX-512, AMX) shared with other jobs
-(load 3-5); about 90 minutes wall clock with loading, rendering and the
-held-out scoring before and after. ``--autocast bf16`` measured no faster on
-that machine (docs/tuning.md). ``--ship models`` then copies the adapter and
+(load 3-5, under session autogroups: docs/measurements.md); about 90 minutes
+wall clock with loading, rendering and the held-out scoring before and after.
+With autogroups off the same machine trains at ~420 tokens/s in float32 and
+649 with ``--autocast bf16`` (docs/tuning.md). ``--ship models`` then copies the adapter and
 spec into ``models/`` (see docs/tuning.md).
 """
 
