@@ -1,8 +1,9 @@
-"""Every report judgelab writes, rendered from fixed inputs and compared byte for byte with saved copies.
+"""The report model and its renderer; every report judgelab writes, rendered from fixed inputs and compared
+byte for byte with saved copies.
 
 The calibration report (with its Deployment and Robustness sections), the cascade, jury and tuning
 reports are written from fixed, seeded inputs (no model); their markdown and HTML must equal the files
-under ``tests/data/reports`` after two substitutions: the temporary folder becomes ``<TMP>`` and
+under ``tests/data/reports`` after two substitutions: the temporary folders become ``<TMP>`` and
 embedded PNGs become ``<PNG>`` (matplotlib's bytes are not the renderer's business). A change to a
 report's text or figures shows here as a diff; to accept one on purpose, rerun with
 ``JUDGELAB_UPDATE_REPORTS=1`` and review the diff of the saved files.
@@ -18,6 +19,19 @@ import numpy as np
 import pytest
 
 from judgelab.calibration import CalibrationOptions, Interval, ScoreRecord, analyze_run
+from judgelab.calibration.report import (
+    Bullets,
+    Code,
+    Facts,
+    Figure,
+    Gallery,
+    Paragraph,
+    Report,
+    Section,
+    render_html,
+    render_markdown,
+    table_section,
+)
 from judgelab.calibration.robustness import (
     AttackStats,
     ConsistencyStats,
@@ -33,13 +47,14 @@ SAVED = Path(__file__).parent / "data" / "reports"
 UPDATE = os.environ.get("JUDGELAB_UPDATE_REPORTS") == "1"
 
 
-def _normalised(text: str, tmp: Path) -> str:
-    text = text.replace(str(tmp), "<TMP>")
+def _normalised(text: str, tmps: tuple[Path, ...]) -> str:
+    for tmp in tmps:
+        text = text.replace(str(tmp), "<TMP>")
     return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,<PNG>", text)
 
 
-def _check(name: str, path: Path, tmp: Path) -> None:
-    got = _normalised(path.read_text(encoding="utf-8"), tmp)
+def _check(name: str, path: Path, *tmps: Path) -> None:
+    got = _normalised(path.read_text(encoding="utf-8"), tmps)
     saved = SAVED / name
     if UPDATE:
         saved.parent.mkdir(parents=True, exist_ok=True)
@@ -114,8 +129,8 @@ def test_robustness_section_is_added_once(calibration_run, tmp_path):
         (tmp_path / name).write_bytes((calibration_run / name).read_bytes())
     add_robustness_section(_stress(), tmp_path, figures=False)
     add_robustness_section(_stress(), tmp_path, figures=True)  # replaces the first
-    _check("robustness.md", tmp_path / "report.md", tmp_path)
-    _check("robustness.html", tmp_path / "report.html", tmp_path)
+    _check("robustness.md", tmp_path / "report.md", tmp_path, calibration_run)
+    _check("robustness.html", tmp_path / "report.html", tmp_path, calibration_run)
 
 
 def test_robustness_section_without_a_report(tmp_path):
@@ -185,3 +200,38 @@ def test_tuning_report(tmp_path):
     (tmp_path / "none").mkdir()
     write_tuning_report(tmp_path / "none", _provenance([]), [])
     _check("tuning-no-heldout.md", tmp_path / "none" / "report.md", tmp_path)
+
+
+def test_one_model_renders_to_markdown_and_html():
+    report = Report("A <title>", (
+        Paragraph("all good", lead="task:", kind="headline"),
+        Paragraph("it's `x` & y", lead="Warning (task):", kind="warning"),
+        Bullets(("model: `m`",)),
+        Section("task", (
+            table_section("Numbers", ["name", "value"], [["**all**", "1"], ["b", "2"]], "A note."),
+            Facts((("lower / upper", "0.1 / 0.9"),)),
+            Gallery((Figure("ROC", "figures/roc.png", b"\x89PNG"), Figure("no file"))),
+            Figure("not drawn"),
+            Code("# refit\njudgelab policy run"),
+        )),
+    ))
+    assert render_markdown(report) == (
+        "# A <title>\n\n**task:** all good\n\n> **Warning (task):** it's `x` & y\n\n- model: `m`\n\n## task\n\n"
+        "### Numbers\n\n| name | value |\n|---|---|\n| **all** | 1 |\n| b | 2 |\n\nA note.\n\n"
+        "| | |\n|---|---|\n| lower / upper | 0.1 / 0.9 |\n\n![ROC](figures/roc.png)\n\n"
+        "```\n# refit\njudgelab policy run\n```\n")
+    page = render_html(report)
+    assert page.startswith("<!doctype html><html><head><meta charset='utf-8'><title>A &lt;title&gt;</title><style>")
+    assert page.endswith("</body></html>\n")
+    body = page[page.index("<body>"):]
+    assert body == (
+        "<body><h1>A &lt;title&gt;</h1><p class='headline'><b>task:</b> all good</p>"
+        "<p class='warn'><b>Warning (task):</b> it&#39;s <code>x</code> &amp; y</p><ul><li>model: <code>m</code></li></ul>"
+        "<h2>task</h2><h3>Numbers</h3><table><tr><th>name</th><th>value</th></tr><tr><td><b>all</b></td><td>1</td></tr>"
+        "<tr><td>b</td><td>2</td></tr></table><p class='note'>A note.</p>"
+        "<table><tr><th>lower / upper</th><td>0.1 / 0.9</td></tr></table>"
+        "<div class='figs'><figure><img alt='ROC' src='data:image/png;base64,iVBORw=='><figcaption>ROC</figcaption>"
+        "</figure></div><pre># refit\njudgelab policy run</pre></body></html>\n")
+    section = report.blocks[-1]
+    assert render_markdown(section, level=3).startswith("### task\n\n#### Numbers\n")
+    assert render_html(section, level=3).startswith("<h3>task</h3><h4>Numbers</h4>")
