@@ -18,7 +18,7 @@ The flow, one sub-package a step (each imports only those before it)::
 - ``scoring``: ``run`` (resumable scores.jsonl), the local and Ray executors, the evaluator factory;
 - ``analysis``: metrics, bootstrap, thresholds, calibrators, self-preference, compare;
 - ``policy``: LTT risk bounds, pass/fail/abstain policies, the gate, the pass-rate estimate;
-- ``report``: metrics.json, report.md / report.html (Jinja), figures, the Deployment section;
+- ``report``: the report model and its renderer; metrics.json, report.md / report.html, figures, the Deployment section;
 - ``pipeline``: ``calibrate`` and ``analyze_run``, the steps above in one call;
 - ``robustness``: ``stress``, attacks, perturbations and consistency probes.
 """

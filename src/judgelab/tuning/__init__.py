@@ -14,6 +14,7 @@ from judgelab.tuning._data import Source, heldout_split, load_sources
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, sha256_file
+from judgelab.tuning._report import tuning_report, write_report as write_tuning_report
 from judgelab.tuning._train import TuneResult, tune
 
 __all__ = [
@@ -30,4 +31,6 @@ __all__ = [
     "sha256_file",
     "ship_adapter",
     "tune",
+    "tuning_report",
+    "write_tuning_report",
 ]

@@ -1,4 +1,4 @@
-"""The training report: a loss curve and held-out metrics per epoch against the base model."""
+"""The training report: a loss curve and held-out metrics per epoch against the base model, as a ``Report``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_report"]
+from judgelab.calibration.report import Block, Bullets, Figure, Paragraph, Report, Section, Table, render_markdown
+
+__all__ = ["tuning_report", "write_report"]
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +44,15 @@ def _fmt(x: Any) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
-def _metrics_table(evaluations: list[dict[str, Any]]) -> list[str]:
+def _metrics_block(evaluations: list[dict[str, Any]]) -> Block:
+    """Held-out AUROC and balanced accuracy per source and overall, one column group per evaluation."""
     if not evaluations:
-        return ["No held-out rows (heldout = 0)."]
+        return Paragraph("No held-out rows (heldout = 0).")
     sources = sorted({s for e in evaluations for s in e["sources"]})
-    lines = ["| source | rows | " + " | ".join(f"{e['label']} AUROC | {e['label']} BA@0.5 | {e['label']} best BA"
-                                             for e in evaluations) + " |",
-             "|---|---|" + "---|---|---|" * len(evaluations)]
+    header = ["source", "rows"]
+    for e in evaluations:
+        header += [f"{e['label']} AUROC", f"{e['label']} BA@0.5", f"{e['label']} best BA"]
+    rows = []
     for name in [*sources, "overall"]:
         cells = []
         n = None
@@ -56,41 +60,58 @@ def _metrics_table(evaluations: list[dict[str, Any]]) -> list[str]:
             m = e["overall"] if name == "overall" else e["sources"].get(name, {})
             n = m.get("n", n)
             cells += [_fmt(m.get("auroc")), _fmt(m.get("balanced_accuracy")), _fmt(m.get("best_balanced_accuracy"))]
-        lines.append(f"| {name} | {n if n is not None else ''} | " + " | ".join(cells) + " |")
-    return lines
+        rows.append((name, str(n) if n is not None else "", *cells))
+    return Table(tuple(header), tuple(rows))
+
+
+def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None) -> Report:
+    """The training report of one run, from its provenance.
+
+    Parameters
+    ----------
+    provenance
+        What ``provenance.json`` holds: spec, base, command, config, steps, tokens, timing, machine,
+        row counts per source, held-out evaluations.
+    loss_figure
+        The loss plot's path for markdown (``loss.png``); None: no plot.
+
+    Returns
+    -------
+    Report
+    """
+    cfg = provenance["config"]
+    blocks: list[Block] = [
+        Bullets((
+            f"command: `{provenance['command']}`",
+            f"LoRA rank {cfg['rank']}, alpha {cfg['alpha']}, layers {cfg['layers']}, modules "
+            f"{', '.join(cfg['target_modules'])}; lr {cfg['lr']}, batch {cfg['batch']}, epochs {cfg['epochs']}, "
+            f"seed {cfg['seed']}",
+            f"{provenance['steps']} steps, {provenance['tokens']:,} training tokens in {provenance['train_seconds']:.0f} s "
+            f"({provenance['tokens_per_second']:.0f} tokens/s) on {provenance['machine']}",
+        )),
+        Section("Data", (
+            Table(("source", "rows", "training pool", "trained", "held out", "skipped (over max_tokens)", "chunked"),
+                  tuple((name, str(c["rows"]), str(c["train_pool"]), str(c.get("trained", 0)), str(c["heldout"]),
+                         str(c.get("skipped_long", 0)), str(c.get("chunked", 0)))
+                        for name, c in provenance["counts"].items())),
+            Paragraph("Held-out rows are whole groups (a document's rows, `meta.pair` edits) never trained on; "
+                      "`heldout.jsonl` holds all of them, for `judgelab calibrate --set`."),
+        )),
+        Section("Held-out metrics (base = before training)", (
+            _metrics_block(provenance["evaluations"]),
+            Paragraph("BA@0.5: balanced accuracy at threshold 0.5; best BA: at the best threshold on these rows "
+                      "(optimistic; calibrate chooses it on a dev split)."),
+        )),
+    ]
+    if loss_figure:
+        blocks.append(Section("Loss", (Figure("loss curve", loss_figure),)))
+    return Report(f"Tuning report: {provenance['spec']} ({provenance['base']} + LoRA)", tuple(blocks))
 
 
 def write_report(out: Path, provenance: dict[str, Any], losses: list) -> Path:
     """``out/report.md`` and ``out/loss.png``."""
     plotted = _plot_losses(losses, out / "loss.png") if losses else False
-    cfg = provenance["config"]
-    counts = provenance["counts"]
-    lines = [
-        f"# Tuning report: {provenance['spec']} ({provenance['base']} + LoRA)",
-        "",
-        f"- command: `{provenance['command']}`",
-        f"- LoRA rank {cfg['rank']}, alpha {cfg['alpha']}, layers {cfg['layers']}, modules "
-        f"{', '.join(cfg['target_modules'])}; lr {cfg['lr']}, batch {cfg['batch']}, epochs {cfg['epochs']}, "
-        f"seed {cfg['seed']}",
-        f"- {provenance['steps']} steps, {provenance['tokens']:,} training tokens in {provenance['train_seconds']:.0f} s "
-        f"({provenance['tokens_per_second']:.0f} tokens/s) on {provenance['machine']}",
-        "",
-        "## Data",
-        "",
-        "| source | rows | training pool | trained | held out | skipped (over max_tokens) | chunked |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, c in counts.items():
-        lines.append(f"| {name} | {c['rows']} | {c['train_pool']} | {c.get('trained', 0)} | "
-                     f"{c['heldout']} | {c.get('skipped_long', 0)} | {c.get('chunked', 0)} |")
-    lines += ["", "Held-out rows are whole groups (a document's rows, `meta.pair` edits) never trained on; "
-              "`heldout.jsonl` holds all of them, for `judgelab calibrate --set`.", "",
-              "## Held-out metrics (base = before training)", "",
-              *_metrics_table(provenance["evaluations"]), "",
-              "BA@0.5: balanced accuracy at threshold 0.5; best BA: at the best threshold on these rows "
-              "(optimistic; calibrate chooses it on a dev split).", ""]
-    if plotted:
-        lines += ["## Loss", "", "![loss curve](loss.png)", ""]
     path = out / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    path.write_text(render_markdown(tuning_report(provenance, loss_figure="loss.png" if plotted else None)),
+                    encoding="utf-8")
     return path

@@ -62,6 +62,7 @@ from judgelab.calibration.analysis._metrics import (
     expected_calibration_error,
     fast_binary_metrics,
 )
+from judgelab.calibration.analysis._rater_agreement import fleiss_kappa
 from judgelab.calibration.analysis._pairing import (
     PairResampling,
     grouped_bootstrap,
@@ -128,6 +129,7 @@ __all__ = [
     "cross_validated_ece",
     "expected_calibration_error",
     "fast_binary_metrics",
+    "fleiss_kappa",
     "group_folds",
     "grouped_bootstrap",
     "is_self_generator",

@@ -36,6 +36,7 @@ from judgelab.calibration.policy._risk_bounds import (
     rows_needed,
 )
 
+from judgelab.calibration.policy._risk_coverage import risk_coverage_curve
 from judgelab.calibration.policy._cascade_fit import (
     CascadeFit,
     CascadeFitOptions,
@@ -80,5 +81,6 @@ __all__ = [
     "load_policy",
     "policy_decisions",
     "ppi_mean_interval",
+    "risk_coverage_curve",
     "rows_needed",
 ]

@@ -1,44 +1,81 @@
-"""The calibration report: one data model rendered by the Jinja templates (report.md, report.html),
-its figures, metrics.json and the Deployment section.
+"""Reports: one report model (``Report`` of ``Section``s of blocks) and one renderer (markdown, HTML);
+the calibration report built on them, its figures, metrics.json and the Deployment section; the
+cascade and jury reports.
 
-Imports only the sub-packages before it.
+Computing lives below (``analysis``, ``policy``); what is here turns results into a ``Report`` and
+writes it. Imports only the sub-packages before it.
 """
 
+from judgelab.calibration.report._model import (
+    Block,
+    Bullets,
+    Code,
+    Facts,
+    Figure,
+    Gallery,
+    Paragraph,
+    Report,
+    Section,
+    Table,
+    table_section,
+)
+from judgelab.calibration.report._render import (
+    STYLE,
+    render_html,
+    render_markdown,
+)
 from judgelab.calibration.report._deployment import (
     Deployment,
     deployment_for,
-    deployment_html,
-    deployment_markdown,
-    risk_coverage_curve,
+    deployment_section,
 )
 from judgelab.calibration.report._plots import (
     analysis_figures,
 )
 from judgelab.calibration.report._report import (
+    calibration_report,
     write_report,
 )
 
 from judgelab.calibration.report._cascade_report import (
+    cascade_report,
     heldout_cascade,
     write_cascade_report,
 )
 from judgelab.calibration.report._jury_report import (
     JuryReport,
-    fleiss_kappa,
     jury_report,
 )
+# computed in analysis and policy; kept public here, where they were exported before
+from judgelab.calibration.analysis import fleiss_kappa
+from judgelab.calibration.policy import risk_coverage_curve
 
 __all__ = [
+    "Block",
+    "Bullets",
+    "Code",
+    "Deployment",
+    "Facts",
+    "Figure",
+    "Gallery",
     "JuryReport",
+    "Paragraph",
+    "Report",
+    "STYLE",
+    "Section",
+    "Table",
+    "analysis_figures",
+    "calibration_report",
+    "cascade_report",
+    "deployment_for",
+    "deployment_section",
     "fleiss_kappa",
     "heldout_cascade",
     "jury_report",
-    "write_cascade_report",
-    "Deployment",
-    "analysis_figures",
-    "deployment_for",
-    "deployment_html",
-    "deployment_markdown",
+    "render_html",
+    "render_markdown",
     "risk_coverage_curve",
+    "table_section",
+    "write_cascade_report",
     "write_report",
 ]

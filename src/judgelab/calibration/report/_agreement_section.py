@@ -1,28 +1,28 @@
-"""The report's "Agreement with the labels" and "Length bias" tables (``Analysis.agreement``, ``.length_bias``)."""
+"""The report's "Agreement with the labels" and "Length bias" sections (``Analysis.agreement``, ``.length_bias``)."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
 
+from judgelab.calibration.report._model import Section, table_section
+
 if TYPE_CHECKING:  # pragma: no cover
     from judgelab.calibration.analysis import Analysis
 
-__all__ = ["agreement_tables"]
-
-Table = tuple[str, list[str], list[list[str]], str]
+__all__ = ["agreement_sections"]
 
 
 def _n(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:g}"
 
 
-def agreement_tables(a: "Analysis") -> list[Table]:
-    """(title, header, rows, note) tables: kappa, TPR and TNR with intervals, then the length check."""
-    tables: list[Table] = []
+def agreement_sections(a: "Analysis") -> list[Section]:
+    """Sections of one table each: kappa, TPR and TNR with intervals, then the length check."""
+    tables: list[Section] = []
     g = a.agreement
     if g is not None:
-        tables.append((
+        tables.append(table_section(
             "Agreement with the labels (95% bootstrap intervals)",
             ["figure", "value", "rows"],
             [["Cohen's kappa", format(g.kappa), str(g.n)],
@@ -36,7 +36,7 @@ def agreement_tables(a: "Analysis") -> list[Table]:
     lb = a.length_bias
     if lb is not None:
         missing = f" {lb.n_missing} rows carry no length and are left out." if lb.n_missing else ""
-        tables.append((
+        tables.append(table_section(
             "Length bias: does the score move with the judged text's length?",
             ["label", "rows", "median length (characters)", "Spearman's rho of score and length"],
             [[str(k), str(lb.n[k]), _n(lb.median_chars[k]), format(lb.rho[k], "+.3f")] for k in lb.rho],

@@ -5,8 +5,8 @@ cascade fitted on the other folds (and, for comparison, by each stage alone
 with its own Learn-then-Test band, at the same alpha, delta and abstain
 cost). It reports coverage, error among decided rows, cost per row and the
 share decided at each stage, with cluster-bootstrap intervals.
-``write_cascade_report`` writes them as a table (``cascade.md``) and a
-plot (``cascade.png``).
+``cascade_report`` puts them in a ``Report``; ``write_cascade_report``
+writes it (``cascade.md``) with a plot (``cascade.png``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ import numpy as np
 from judgelab.calibration.analysis._bootstrap import bootstrap_many
 from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, cascade_decisions, fit_cascade_arrays
 from judgelab.calibration.policy._cascade_policy import CascadePolicy, StageRows
+from judgelab.calibration.report._model import Block, Figure, Paragraph, Report, Section, Table
+from judgelab.calibration.report._render import render_markdown
 
-__all__ = ["heldout_cascade", "write_cascade_report"]
+__all__ = ["cascade_report", "heldout_cascade", "write_cascade_report"]
 
 
 def _folds(y: np.ndarray, units: np.ndarray, k: int, seed: int | None):
@@ -92,18 +94,18 @@ def heldout_cascade(al: StageRows, policy: CascadePolicy, *, k_folds: int = 5, n
     return {"mode": f"{len(folds)}-fold cross-fitting over units", "n": int(len(al.labels)), "systems": systems}
 
 
-def _table(policy: CascadePolicy, held: dict) -> list[str]:
+def _held_out_table(policy: CascadePolicy, held: dict) -> Table:
+    """The held-out table: coverage, error, cost and stage shares of the cascade and of each stage alone."""
     K = len(policy.stages)
     head = ["system", "coverage", "error among decided", f"cost per row ({policy.cost_unit})",
             *[f"decided by {s.name}" for s in policy.stages]]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for name, st in held["systems"].items():
         shares = [st.get(f"stage_{k + 1}_text", "") for k in range(K)]
         if name != "cascade":
             shares = [st["stage_1_text"] if s.name + " alone" == name else "" for s in policy.stages]
-        lines.append(f"| {name} | {st['coverage_text']} | {st['error_text']} | {st['cost_text']} | "
-                     + " | ".join(shares) + " |")
-    return lines
+        rows.append((name, st["coverage_text"], st["error_text"], st["cost_text"], *shares))
+    return Table(tuple(head), tuple(rows))
 
 
 def _plot(held: dict, path: Path, policy: CascadePolicy) -> Path | None:
@@ -133,26 +135,47 @@ def _plot(held: dict, path: Path, policy: CascadePolicy) -> Path | None:
     return path
 
 
+def cascade_report(policy: CascadePolicy, held: dict | None, *, figure: str | None = None) -> Report:
+    """The cascade report: the policy, its stages and bands, then the held-out comparison.
+
+    Parameters
+    ----------
+    policy
+        The fitted cascade.
+    held
+        ``heldout_cascade``'s result; None: too few units for a held-out estimate.
+    figure
+        The plot's path for markdown (``cascade.png``); None: no plot.
+
+    Returns
+    -------
+    Report
+    """
+    stages = tuple((s.name, s.model or "?", f"{'-' if s.lower is None else f'{s.lower:.4f}'} / "
+                    f"{'-' if s.upper is None else f'{s.upper:.4f}'}", f"{s.cost:.1f}") for s in policy.stages)
+    blocks: list[Block] = [
+        Paragraph(policy.describe()),
+        Table(("stage", "model", "band (FAIL below, PASS at or above)", "cost per row"), stages),
+    ]
+    if policy.rows_needed:
+        blocks.append(Paragraph(f"Rows needed for a guarantee with coverage: about {policy.rows_needed} "
+                                f"({policy.units_needed} units), against {policy.n} here."))
+    if held:
+        blocks.append(Section(f"Held-out ({held['mode']}, {held['n']} rows; 95% cluster-bootstrap intervals)",
+                              (_held_out_table(policy, held), Figure("cascade", figure))))
+    else:
+        blocks.append(Paragraph("Too few units for a held-out estimate."))
+    return Report(f"Cascade: {' -> '.join(s.name for s in policy.stages)} ({policy.task})", tuple(blocks))
+
+
 def write_cascade_report(policy: CascadePolicy, held: dict | None, out: str | Path, *, figures: bool = True) -> Path:
     """Write ``cascade.md`` (and ``cascade.png``) in ``out``; returns the markdown's path."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    lines = [f"# Cascade: {' -> '.join(s.name for s in policy.stages)} ({policy.task})", "", policy.describe(), ""]
-    lines += ["| stage | model | band (FAIL below, PASS at or above) | cost per row |", "|---|---|---|---|"]
-    for s in policy.stages:
-        band = f"{'-' if s.lower is None else f'{s.lower:.4f}'} / {'-' if s.upper is None else f'{s.upper:.4f}'}"
-        lines.append(f"| {s.name} | {s.model or '?'} | {band} | {s.cost:.1f} |")
-    if policy.rows_needed:
-        lines += ["", f"Rows needed for a guarantee with coverage: about {policy.rows_needed} "
-                      f"({policy.units_needed} units), against {policy.n} here."]
-    if held:
-        lines += ["", f"## Held-out ({held['mode']}, {held['n']} rows; 95% cluster-bootstrap intervals)", ""]
-        lines += _table(policy, held)
-        if figures:
-            _plot(held, out / "cascade.png", policy)
-            lines += ["", "![cascade](cascade.png)"]
-    else:
-        lines += ["", "Too few units for a held-out estimate."]
+    figure = None
+    if held and figures:
+        _plot(held, out / "cascade.png", policy)
+        figure = "cascade.png"
     path = out / "cascade.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(render_markdown(cascade_report(policy, held, figure=figure)), encoding="utf-8")
     return path

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-import math
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
-from judgelab.calibration.policy._policy import Policy, fit_and_save_policy
+from judgelab.calibration.policy import Policy, fit_and_save_policy, risk_coverage_curve
 from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
 
-__all__ = ["Deployment", "deployment_for", "deployment_html", "deployment_markdown", "risk_coverage_curve"]
+__all__ = ["Deployment", "deployment_for", "deployment_section", "risk_coverage_png"]
 
 
 @dataclass(frozen=True)
@@ -27,21 +25,6 @@ class Deployment:
     policy_file: str
     curve: tuple[np.ndarray, np.ndarray]  # coverage, lowest risk at that coverage (all rows, in-sample)
     commands: tuple[tuple[str, str], ...]  # (what, command)
-
-
-def risk_coverage_curve(records: Sequence[ScoreRecord], *, risk: str = "error", n_levels: int = 50) -> tuple[np.ndarray, np.ndarray]:
-    """For coverage levels 1/n_levels..1, the lowest in-sample risk of any (lower, upper) pair deciding at least that share."""
-    ok = [r for r in records if r.ok]
-    d = _as_units([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok])
-    g = _grid(d.s, 128)
-    st = _pair_stats(d, g, risk)
-    tri = np.triu(np.ones((len(g), len(g)), dtype=bool))
-    cov = np.where(tri, st.den / max(st.n, 1), -1.0).ravel()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(st.den > 0, st.num / np.maximum(st.den, 1), np.inf).ravel()
-    levels = np.linspace(1 / n_levels, 1.0, n_levels)
-    best = np.array([rate[cov >= c - 1e-12].min() if (cov >= c - 1e-12).any() else math.nan for c in levels])
-    return levels, np.where(np.isinf(best), np.nan, best)
 
 
 def _commands(run_dir: Path, task: str, alpha: float, delta: float) -> tuple[tuple[str, str], ...]:
@@ -89,30 +72,30 @@ def _rows(dep: Deployment) -> list[tuple[str, str]]:
     return rows
 
 
-def deployment_markdown(dep: Deployment, figure: str | None = None) -> list[str]:
-    """The Deployment section of report.md for one task."""
-    md = [f"### Deployment ({dep.task})", "", dep.policy.describe(), "", "| | |", "|---|---|"]
-    md += [f"| {k} | {v} |" for k, v in _rows(dep)]
-    md += ["", f"Method: {dep.policy.citation}.", ""]
-    if figure:
-        md += [f"![Risk against coverage]({figure})", ""]
-    md += ["Commands for this run:", "", "```"]
-    md += [f"# {what}\n{cmd}" for what, cmd in dep.commands]
-    md += ["```", ""]
-    return md
+def deployment_section(dep: Deployment, *, figure: str | None = None, png: bytes | None = None) -> Section:
+    """One task's Deployment section: the policy described and tabulated, its risk-coverage plot, the commands.
 
+    Parameters
+    ----------
+    dep
+        The task's deployment facts.
+    figure
+        The risk-coverage figure's path for markdown (``figures/TASK-risk-coverage.png``); None: not linked.
+    png
+        Its PNG bytes for HTML; None: not embedded.
 
-def deployment_html(dep: Deployment, png_b64: str | None = None) -> str:
-    """The Deployment section of report.html for one task."""
-    h = html.escape
-    parts = [f"<h3>Deployment ({h(dep.task)})</h3><p>{h(dep.policy.describe())}</p><table>"]
-    parts += [f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in _rows(dep)]
-    parts.append(f"</table><p class='note'>Method: {h(dep.policy.citation)}.</p>")
-    if png_b64:
-        parts.append(f"<figure><img alt='Risk against coverage' src='data:image/png;base64,{png_b64}'>"
-                     "<figcaption>Risk against coverage</figcaption></figure>")
-    parts.append("<pre>" + h("\n".join(f"# {w}\n{c}" for w, c in dep.commands)) + "</pre>")
-    return "".join(parts)
+    Returns
+    -------
+    Section
+    """
+    return Section(f"Deployment ({dep.task})", (
+        Paragraph(dep.policy.describe()),
+        Facts(tuple(_rows(dep))),
+        Paragraph(f"Method: {dep.policy.citation}.", kind="note"),
+        Figure("Risk against coverage", figure, png),
+        Paragraph("Commands for this run:"),
+        Code("\n".join(f"# {what}\n{cmd}" for what, cmd in dep.commands)),
+    ))
 
 
 def risk_coverage_png(dep: Deployment) -> bytes:

@@ -23,26 +23,16 @@ import numpy as np
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
 from judgelab.calibration.policy._cascade_policy import aligned_stages
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
+from judgelab.calibration.analysis._rater_agreement import fleiss_kappa
 from judgelab.calibration.data._records import ScoreRecord
 from judgelab.calibration.analysis._selfpref import self_preference
+from judgelab.calibration.report._model import Block, Paragraph, Report, Table
+from judgelab.calibration.report._render import render_markdown
 from judgelab.evaluators.jury import combine_scores
 
-__all__ = ["JuryReport", "fleiss_kappa", "jury_report"]
+__all__ = ["JuryReport", "jury_report"]
 
 METRICS = ("auroc", "balanced_accuracy", "ece")
-
-
-def fleiss_kappa(verdicts) -> float:
-    """Fleiss' kappa of ``(n_raters, n_items)`` binary verdicts (nan when undefined)."""
-    v = np.atleast_2d(np.asarray(verdicts, dtype=bool))
-    r, n = v.shape
-    if r < 2 or n == 0:
-        return math.nan
-    counts = np.stack([v.sum(axis=0), r - v.sum(axis=0)], axis=1).astype(float)  # (n, 2)
-    p_item = ((counts ** 2).sum(axis=1) - r) / (r * (r - 1))
-    p_cat = counts.sum(axis=0) / (n * r)
-    p_e = float((p_cat ** 2).sum())
-    return math.nan if p_e >= 1 else float((p_item.mean() - p_e) / (1 - p_e))
 
 
 @dataclass(frozen=True)
@@ -58,40 +48,44 @@ class JuryReport:
     kappa: float
     self_preference: dict[str, dict[str, Any]]  # system -> family -> SelfPreference
 
+    def report(self) -> Report:
+        """The report: the members' agreement, every judge's metrics, the jury's differences, self-preference."""
+        blocks: list[Block] = [
+            Paragraph(f"Fleiss' kappa of the members' verdicts: {self.kappa:.3f}"),
+            Table(("judge", "AUROC", "balanced accuracy", "ECE"),
+                  tuple((system, f"{m['auroc']:.3f}", f"{m['balanced_accuracy']:.3f}", f"{m['ece']:.3f}")
+                        for system, m in self.metrics.items())),
+            Paragraph("Jury minus member, paired bootstrap 95% intervals:"),
+            Table(("member", "AUROC", "balanced accuracy", "ECE"),
+                  tuple((name, *(f"{d[k]:+.3f}" for k in METRICS)) for name, d in self.differences.items())),
+            Paragraph("Self-preference (equal-opportunity gap among label-1 rows: P(pass | own family) - "
+                      "P(pass | other)), per judge and family:"),
+            Table(("judge", *self.families),
+                  tuple((system, *(_self_preference_cell(fams[f]) for f in self.families))
+                        for system, fams in self.self_preference.items())),
+        ]
+        return Report(f"Jury ({self.combine}) of {', '.join(self.names)} on {self.n} rows", tuple(blocks))
+
     def lines(self) -> list[str]:
-        """The report as markdown."""
-        out = [f"# Jury ({self.combine}) of {', '.join(self.names)} on {self.n} rows", "",
-               f"Fleiss' kappa of the members' verdicts: {self.kappa:.3f}", "",
-               "| judge | AUROC | balanced accuracy | ECE |", "|---|---|---|---|"]
-        for system, m in self.metrics.items():
-            out.append(f"| {system} | {m['auroc']:.3f} | {m['balanced_accuracy']:.3f} | {m['ece']:.3f} |")
-        out += ["", "Jury minus member, paired bootstrap 95% intervals:", "",
-                "| member | AUROC | balanced accuracy | ECE |", "|---|---|---|---|"]
-        for name, d in self.differences.items():
-            out.append(f"| {name} | " + " | ".join(f"{d[k]:+.3f}" for k in METRICS) + " |")
-        out += ["", "Self-preference (equal-opportunity gap among label-1 rows: P(pass | own family) - "
-                "P(pass | other)), per judge and family:", "", "| judge | " + " | ".join(self.families) + " |",
-                "|---|" + "---|" * len(self.families)]
-        for system, fams in self.self_preference.items():
-            cells = []
-            for f in self.families:
-                sp = fams[f]
-                if sp.measurable:
-                    cells.append(f"{sp.gap_pos:+.3f} (p = {sp.p_value_pos:.2g})")
-                elif math.isnan(sp.gap_pos.estimate):
-                    cells.append(f"n/a: {sp.message.removeprefix('not measurable on this set: ')}")
-                else:  # the point estimate, not concluded
-                    cells.append(f"{sp.gap_pos.estimate:+.3f}, not concluded: "
-                                 f"{sp.message.removeprefix('not measurable on this set: ')}")
-            out.append(f"| {system} | " + " | ".join(cells) + " |")
-        return out
+        """The report as markdown lines."""
+        return render_markdown(self.report()).splitlines()
 
     def write(self, path: str | Path) -> Path:
         """Write the markdown; returns the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(self.lines()) + "\n", encoding="utf-8")
+        path.write_text(render_markdown(self.report()), encoding="utf-8")
         return path
+
+
+def _self_preference_cell(sp: Any) -> str:
+    """One judge's self-preference towards one family: the gap and its p-value, or why it is not concluded."""
+    why = sp.message.removeprefix("not measurable on this set: ")
+    if sp.measurable:
+        return f"{sp.gap_pos:+.3f} (p = {sp.p_value_pos:.2g})"
+    if math.isnan(sp.gap_pos.estimate):
+        return f"n/a: {why}"
+    return f"{sp.gap_pos.estimate:+.3f}, not concluded: {why}"  # the point estimate, not concluded
 
 
 def _metrics(y, s, passed) -> dict[str, float]:

@@ -1,8 +1,7 @@
-"""Writing a calibration run's results: metrics.json, report.md, report.html."""
+"""Writing a calibration run's results: metrics.json, and report.md and report.html from one ``Report``."""
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,10 +10,13 @@ from typing import Any
 from judgelab.calibration.analysis._analysis import Analysis
 from judgelab.calibration.data._runfiles import read_metrics, write_metrics
 from judgelab.calibration.analysis._criteria_thresholds import write_criteria_thresholds
-from judgelab.calibration.report._agreement_section import agreement_tables
+from judgelab.calibration.report._agreement_section import agreement_sections
+from judgelab.calibration.report._model import Block, Bullets, Figure, Gallery, Paragraph, Report, Section, table_section
+from judgelab.calibration.report._render import render_html, render_markdown
 
-__all__ = ["write_report"]
+__all__ = ["calibration_report", "write_report"]
 
+TITLE = "judgelab calibration report"
 _SHOWN = ("balanced_accuracy", "accuracy", "precision", "recall", "f1", "mcc", "cohen_kappa",
           "auroc", "auprc", "brier", "log_loss", "ece", "ece_equal_mass")
 _FIG_TITLES = {
@@ -32,13 +34,13 @@ def _f(x: Any, spec: str = ".3f") -> str:
     return format(x, spec)
 
 
-def _selfpref_section(sp: Any) -> tuple[str, list[str], list[list[str]], str]:
+def _selfpref_section(sp: Any) -> Section:
     """The self-preference table: pass rates by generator, then the gaps and their p-values."""
     rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
             for s in sp.by_generator]
     for s in (sp.self_stats, sp.other_stats):
         rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
-    return (
+    return table_section(
         "Self-preference",
         ["generator", "rows", "pass rate", "P(pass | label 1)", "P(pass | label 0)"],
         rows,
@@ -49,30 +51,30 @@ def _selfpref_section(sp: Any) -> tuple[str, list[str], list[list[str]], str]:
     )
 
 
-def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, header, rows, note) tables for one task."""
+def _task_sections(a: Analysis) -> list[Section]:
+    """One task's tables, each a section with its note."""
     tables = []
     note = {
         "split": "Measured on the test split; threshold, band and calibrators tuned on the dev split.",
         "cv": f"Held-out estimates from {a.mode_note}.",
         "in-sample": f"IN-SAMPLE ({a.mode_note}): these numbers are measured on the rows the threshold was tuned on and are optimistic.",
     }[a.mode]
-    tables.append((
+    tables.append(table_section(
         "Metrics at the shipped threshold (95% bootstrap intervals)",
         ["metric", "held-out", f"all rows, in-sample (threshold {a.threshold:.3f})"],
         [[k, format(a.heldout[k]), _f(a.in_sample.get(k))] for k in _SHOWN if k in a.heldout],
         note,
     ))
-    tables += agreement_tables(a)
+    tables += agreement_sections(a)
     if len(a.heldout_by_group) > 1:
-        tables.append((
+        tables.append(table_section(
             "By group (held-out)",
             ["group", "balanced accuracy", "AUROC", "F1", "ECE"],
             [[g, format(m["balanced_accuracy"]), format(m["auroc"]), format(m["f1"]), format(m["ece"])]
              for g, m in a.heldout_by_group.items()],
             "",
         ))
-    tables.append((
+    tables.append(table_section(
         "Calibration (held-out)",
         ["calibrator", "rows", "ECE before", "ECE after", "ECE equal-mass before", "after", "Brier before", "after"],
         [[k + (" (shipped)" if k == a.calibrator_kind else ""), str(v.get("n")), _f(v["ece_before"]), _f(v["ece_after"]),
@@ -81,7 +83,7 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
         _calibrator_note(a),
     ))
     b, bh = a.abstain, a.abstain_heldout
-    tables.append((
+    tables.append(table_section(
         f"Abstain band (target error {b.target_error:g} among decided rows)",
         ["", "fail below", "pass at or above", "coverage", "error among decided"],
         [["tuning rows", _f(b.low), _f(b.high), _f(b.coverage), _f(b.error)],
@@ -93,14 +95,14 @@ def _task_sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]], s
     if a.self_pref is not None:
         tables.append(_selfpref_section(a.self_pref))
     if a.undefined_metrics:
-        tables.append((
+        tables.append(table_section(
             "Undefined metrics",
             ["why a metric is n/a on some tuning or held-out rows"],
             [[m] for m in a.undefined_metrics],
             "Small or one-class subsets leave these metrics undefined (nan); they are reported as n/a.",
         ))
     if a.criteria:
-        tables.append((
+        tables.append(table_section(
             "Criteria minimums",
             ["criterion", "minimum", "rows", "positives", "balanced accuracy (in-sample)"],
             [[k, _f(v["minimum"]), str(v["n"]), str(v["n_pos"]), _f(v["balanced_accuracy_in_sample"])] for k, v in a.criteria.items()],
@@ -128,8 +130,8 @@ def write_report(
 ) -> dict[str, Path]:
     """Write ``metrics.json``, ``report.md``, ``report.html``, calibrators and figures.
 
-    Both reports are rendered from one data structure (``report_data``)
-    through the Jinja templates in ``calibration/report/templates``.
+    Both reports are rendered from one ``Report`` (``calibration_report``)
+    by ``render_markdown`` and ``render_html``.
 
     Parameters
     ----------
@@ -157,37 +159,32 @@ def write_report(
     meta = dict(meta or {})
     written = _write_metrics(analyses, out, meta)
     figs = _write_figures(analyses, out) if figures else {}
-    data = report_data(analyses, meta, figs)
-    for kind, name in (("report_md", "report.md"), ("report_html", "report.html")):
-        (out / name).write_text(_render(name, data), encoding="utf-8")
+    if deployments:
+        figs.update(_write_deployment_figures(out, deployments) if figures else {})
+    report = calibration_report(analyses, meta=meta, figures=figs, deployments=deployments)
+    for kind, name, render in (("report_md", "report.md", render_markdown), ("report_html", "report.html", render_html)):
+        (out / name).write_text(render(report), encoding="utf-8")
         written[kind] = out / name
     if deployments:
-        _append_deployments(out, deployments, figures)
+        _add_policies(out, deployments)
     return written
 
 
-def _append_deployments(out: Path, deployments: Mapping[str, Any], figures: bool) -> None:
-    """Add each task's Deployment section to both reports and its policy to metrics.json."""
-    from judgelab.calibration.report._deployment import deployment_html, deployment_markdown, risk_coverage_png
+def _write_deployment_figures(out: Path, deployments: Mapping[str, Any]) -> dict[str, dict[str, bytes]]:
+    """Each task's risk-coverage figure, under ``figures/``, keyed like the analysis figures."""
+    from judgelab.calibration.report._deployment import risk_coverage_png
 
-    md, body = [], []
+    figs: dict[str, dict[str, bytes]] = {}
     for t, dep in deployments.items():
-        fig, b64 = None, None
-        if figures:
-            png = risk_coverage_png(dep)
-            (out / "figures").mkdir(exist_ok=True)
-            (out / "figures" / f"{t}-risk-coverage.png").write_bytes(png)
-            fig, b64 = f"figures/{t}-risk-coverage.png", base64.b64encode(png).decode("ascii")
-        md += deployment_markdown(dep, fig)
-        body.append(deployment_html(dep, b64))
-    report_md = out / "report.md"
-    report_md.write_text(report_md.read_text(encoding="utf-8").rstrip("\n") + "\n\n## Deployment\n\n"
-                         + "\n".join(md) + "\n", encoding="utf-8")
-    report_html = out / "report.html"
-    doc = report_html.read_text(encoding="utf-8")
-    section = "<h2>Deployment</h2>" + "".join(body)
-    doc = doc.replace("</body>", section + "</body>", 1) if "</body>" in doc else doc + section
-    report_html.write_text(doc, encoding="utf-8")
+        png = risk_coverage_png(dep)
+        (out / "figures").mkdir(exist_ok=True)
+        (out / "figures" / f"{t}-risk-coverage.png").write_bytes(png)
+        figs[f"deployment:{t}"] = {"risk-coverage": png}
+    return figs
+
+
+def _add_policies(out: Path, deployments: Mapping[str, Any]) -> None:
+    """Add each task's policy to metrics.json."""
     metrics = read_metrics(out / "metrics.json")
     # the creation time lives in policy.json: metrics.json stays identical on a rerun
     tasks = {t: m.model_copy(update={"policy": deployments[t].policy.model_dump(exclude={"created"})})
@@ -226,43 +223,51 @@ def _write_figures(analyses: Mapping[str, Analysis], out: Path) -> dict[str, dic
     return figs
 
 
-def report_data(
-    analyses: Mapping[str, Analysis], meta: Mapping[str, Any], figs: Mapping[str, Mapping[str, bytes]]
-) -> dict[str, Any]:
-    """What both reports show: the run facts, then per task its headline, warnings, tables and figures."""
-    tasks = []
+def calibration_report(
+    analyses: Mapping[str, Analysis],
+    *,
+    meta: Mapping[str, Any] | None = None,
+    figures: Mapping[str, Mapping[str, bytes]] | None = None,
+    deployments: Mapping[str, Any] | None = None,
+) -> Report:
+    """The calibration report: per task its headline and warnings, the run facts, then per task its
+    tables and figures, then the Deployment section.
+
+    Parameters
+    ----------
+    analyses
+        ``{task: Analysis}``.
+    meta
+        Run facts (model, set, command, ...).
+    figures
+        ``{task: {figure name: PNG}}`` (``analysis_figures``), and ``{"deployment:TASK": {"risk-coverage":
+        PNG}}``; a figure is linked from ``figures/TASK-NAME.png`` in markdown.
+    deployments
+        ``{task: Deployment}``.
+
+    Returns
+    -------
+    Report
+    """
+    from judgelab.calibration.report._deployment import deployment_section
+
+    figures = figures or {}
+    blocks: list[Block] = []
     for t, a in analyses.items():
-        tasks.append({
-            "name": t,
-            "headline": a.headline(),
-            "warnings": a.warnings(),
-            "n_scored": a.n_scored,
-            "n_rows": a.n_rows,
-            "n_errors": a.n_errors,
-            "strategy": a.strategy,
-            "sections": [{"title": title, "header": header, "rows": rows, "note": note}
-                         for title, header, rows, note in _task_sections(a)],
-            "figures": [{"name": name, "title": _FIG_TITLES[name], "b64": base64.b64encode(png).decode("ascii")}
-                        for name, png in figs.get(t, {}).items()],
-        })
-    return {"tasks": tasks, "meta": [(str(k), str(v)) for k, v in meta.items()], "style": _STYLE}
-
-
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-          "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:14px}"
-          ".headline{font-size:1.15em;background:#eef6ee;padding:.6em}.warn{background:#fdecea;padding:.6em}"
-          ".note{color:#555;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}")
-
-
-def _render(name: str, data: Mapping[str, Any]) -> str:
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("judgelab.calibration.report", "templates"),
-        autoescape=name.endswith(".html"),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    return env.get_template(name + ".j2").render(**data)
+        blocks.append(Paragraph(a.headline(), lead=f"{t}:", kind="headline"))
+        blocks += [Paragraph(w, lead=f"Warning ({t}):", kind="warning") for w in a.warnings()]
+    if meta:
+        blocks.append(Bullets(tuple(f"{k}: `{v}`" for k, v in meta.items())))
+    for t, a in analyses.items():
+        failed = f"; {a.n_errors} failed and are left out (see the 'error' field in scores.jsonl)" if a.n_errors else ""
+        gallery = Gallery(tuple(Figure(_FIG_TITLES[name], f"figures/{t}-{name}.png", png)
+                                for name, png in figures.get(t, {}).items()))
+        blocks.append(Section(t, (
+            Paragraph(f"{a.n_scored} of {a.n_rows} rows scored{failed}. Threshold strategy `{a.strategy}`."),
+            *_task_sections(a), gallery)))
+    if deployments:
+        blocks.append(Section("Deployment", tuple(
+            deployment_section(dep, png=figures.get(f"deployment:{t}", {}).get("risk-coverage"),
+                               figure=f"figures/{t}-risk-coverage.png" if f"deployment:{t}" in figures else None)
+            for t, dep in deployments.items())))
+    return Report(TITLE, tuple(blocks))

@@ -44,7 +44,8 @@ from judgelab.calibration.robustness._perturb import (
 from judgelab.calibration.robustness._report import (
     add_robustness_section,
     robustness_figure,
-    robustness_tables,
+    robustness_section,
+    robustness_sections,
 )
 from judgelab.calibration.robustness._results import (
     FenceComparison,
@@ -93,7 +94,8 @@ __all__ = [
     "read_attacks_file",
     "resolve_attacks",
     "robustness_figure",
-    "robustness_tables",
+    "robustness_section",
+    "robustness_sections",
     "stress",
     "template_layout",
 ]

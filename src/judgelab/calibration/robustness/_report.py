@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import html
 import math
 import warnings
 from collections.abc import Mapping
@@ -11,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judgelab.calibration.analysis._bootstrap import Interval
+from judgelab.calibration.report import Block, Figure, Paragraph, Section, render_html, render_markdown, table_section
 
 if TYPE_CHECKING:  # pragma: no cover
     from judgelab.calibration.robustness._results import TaskStress
 
-__all__ = ["add_robustness_section", "robustness_figure", "robustness_tables"]
+__all__ = ["add_robustness_section", "robustness_figure", "robustness_section", "robustness_sections"]
 
 _MARK = "<!-- judgelab:robustness -->"
 
@@ -32,9 +31,9 @@ def _num(iv: Interval) -> str:
     return format(iv, "+.3f") if not math.isnan(iv.estimate) else "n/a"
 
 
-def robustness_tables(s: "TaskStress") -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, header, rows, note) tables of one task's stress figures."""
-    tables = [(
+def robustness_sections(s: "TaskStress") -> list[Section]:
+    """One task's stress figures: a section per table, with its note."""
+    tables = [table_section(
         "Attacks and perturbations (95% cluster-bootstrap intervals)",
         ["perturbation", "family", "rows", "FAIL→PASS (label 0)", "PASS→FAIL (label 1)", "mean ΔP", "mean ΔP, label 0"],
         [[a.key, a.family, str(a.n), f"{_pct(a.fail_to_pass)} of {a.n_fail}", f"{_pct(a.pass_to_fail)} of {a.n_pass}",
@@ -45,7 +44,7 @@ def robustness_tables(s: "TaskStress") -> list[tuple[str, list[str], list[list[s
          "Benign perturbations should move nothing."),
     )]
     if s.consistency:
-        tables.append((
+        tables.append(table_section(
             "Consistency",
             ["check", "rows", "mean inconsistency", "also"],
             [[c.check, str(c.n), format(c.value, ".3f"),
@@ -54,7 +53,7 @@ def robustness_tables(s: "TaskStress") -> list[tuple[str, list[str], list[list[s
         ))
     if s.label_mass is not None:
         m = s.label_mass
-        tables.append((
+        tables.append(table_section(
             "Label mass (share of the full next-token probability on the labels)",
             ["rows", *m.quantiles, f"rows at or below {m.low_mass:.3g}", "accuracy, low mass", "accuracy, rest", "rest - low"],
             [[str(m.n), *(f"{v:.3f}" for v in m.quantiles.values()), str(m.n_low), format(m.accuracy_low, ".3f"),
@@ -65,7 +64,7 @@ def robustness_tables(s: "TaskStress") -> list[tuple[str, list[str], list[list[s
         ))
     if s.fence is not None:
         f = s.fence
-        tables.append((
+        tables.append(table_section(
             "Defence: fenced template (same rows, before and after)",
             ["", "threshold", "held-out balanced accuracy", "dangerous flip rate, all attacks pooled"],
             [["shipped template", f"{f.threshold_before:.3f}", format(f.balanced_accuracy_before, ".3f"), _pct(f.flip_before)],
@@ -73,7 +72,7 @@ def robustness_tables(s: "TaskStress") -> list[tuple[str, list[str], list[list[s
             f"Flip-rate difference (shipped - fenced, paired by row): {format(f.flip_difference, '+.3f')}. Verdict: {f.verdict()}.",
         ))
     if s.skipped:
-        tables.append(("Not measured", ["what"], [[k] for k in s.skipped],
+        tables.append(table_section("Not measured", ["what"], [[k] for k in s.skipped],
                        "These did not apply to any row (e.g. reordering needs two or more documents) or need a judge model."))
     return tables
 
@@ -104,8 +103,29 @@ def robustness_figure(s: "TaskStress") -> bytes | None:
         return _png(fig)
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+def robustness_section(tasks: Mapping[str, "TaskStress"], figures: Mapping[str, str] | None = None,
+                       pngs: Mapping[str, bytes] | None = None) -> Section:
+    """The "Robustness" section: the headline per task, then per task its tables and its ΔP plot.
+
+    Parameters
+    ----------
+    tasks
+        ``{task: TaskStress}``.
+    figures
+        ``{task: path}`` of each task's ΔP plot, for markdown.
+    pngs
+        ``{task: PNG}`` of each task's ΔP plot, for HTML.
+
+    Returns
+    -------
+    Section
+    """
+    figures, pngs = figures or {}, pngs or {}
+    blocks: list[Block] = [Paragraph(f"{s.headline()}.", lead=f"{t}:", kind="headline") for t, s in tasks.items()]
+    for t, s in tasks.items():
+        blocks.append(Section(f"{t}: stress run with {s.evaluator} on {s.n_rows} rows", (
+            *robustness_sections(s), Figure("Score change per perturbation", figures.get(t), pngs.get(t)))))
+    return Section("Robustness", tuple(blocks))
 
 
 def add_robustness_section(tasks: Mapping[str, "TaskStress"], out_dir: str | Path, *, figures: bool = True) -> dict[str, Path]:
@@ -128,47 +148,20 @@ def add_robustness_section(tasks: Mapping[str, "TaskStress"], out_dir: str | Pat
                 path = out / "figures" / f"{t}-robustness.png"
                 path.write_bytes(png)
                 written[f"robustness-{t}"] = path
-    md = [_MARK, "## Robustness", ""]
-    for t, s in tasks.items():
-        md += [f"**{t}:** {s.headline()}.", ""]
-    for t, s in tasks.items():
-        md += [f"### {t}: stress run with {s.evaluator} on {s.n_rows} rows", ""]
-        for title, header, rows, note in robustness_tables(s):
-            md += [f"#### {title}", "", *_md_table(header, rows), ""]
-            if note:
-                md += [note, ""]
-        if t in pngs:
-            md += [f"![Score change per perturbation](figures/{t}-robustness.png)", ""]
+    section = robustness_section(tasks, {t: f"figures/{t}-robustness.png" for t in pngs}, pngs)
     md_path = out / "report.md"
     old = md_path.read_text(encoding="utf-8") if md_path.exists() else "# judgelab calibration report\n"
     old = old.split(_MARK)[0].rstrip("\n")
-    md_path.write_text(old + "\n\n" + "\n".join(md) + "\n", encoding="utf-8")
+    md_path.write_text(old + "\n\n" + _MARK + "\n" + render_markdown(section, level=2), encoding="utf-8")
     written["report_md"] = md_path
 
-    h = html.escape
-    body = [_MARK, "<h2>Robustness</h2>"]
-    for t, s in tasks.items():
-        body.append(f"<p class='headline'><b>{h(t)}:</b> {h(s.headline())}.</p>")
-    for t, s in tasks.items():
-        body.append(f"<h3>{h(t)}: stress run with {h(s.evaluator)} on {s.n_rows} rows</h3>")
-        for title, header, rows, note in robustness_tables(s):
-            body.append(f"<h4>{h(title)}</h4><table><tr>" + "".join(f"<th>{h(c)}</th>" for c in header) + "</tr>")
-            body += ["<tr>" + "".join(f"<td>{h(c)}</td>" for c in r) + "</tr>" for r in rows]
-            body.append("</table>")
-            if note:
-                body.append(f"<p class='note'>{h(note)}</p>")
-        if t in pngs:
-            b64 = base64.b64encode(pngs[t]).decode("ascii")
-            body.append(f"<figure><img alt='Score change per perturbation' src='data:image/png;base64,{b64}'>"
-                        f"<figcaption>Score change per perturbation</figcaption></figure>")
-    body.append(_MARK + "-end")
     html_path = out / "report.html"
     doc = html_path.read_text(encoding="utf-8") if html_path.exists() else "<!doctype html><html><body></body></html>\n"
     if _MARK in doc:
         doc = doc.split(_MARK)[0] + doc.split(_MARK + "-end", 1)[-1]
     at = doc.rfind("</body>")
-    section = "".join(body)
-    doc = doc[:at] + section + doc[at:] if at >= 0 else doc + section
+    html = _MARK + render_html(section, level=2) + _MARK + "-end"
+    doc = doc[:at] + html + doc[at:] if at >= 0 else doc + html
     html_path.write_text(doc, encoding="utf-8")
     written["report_html"] = html_path
     return written
