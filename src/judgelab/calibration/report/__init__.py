@@ -19,7 +19,6 @@ from judgelab.calibration.report._report import (
 )
 
 from judgelab.calibration.report._cascade_report import (
-    heldout_cascade,
     write_cascade_report,
 )
 from judgelab.calibration.report._jury_report import (
@@ -31,7 +30,6 @@ from judgelab.calibration.report._jury_report import (
 __all__ = [
     "JuryReport",
     "fleiss_kappa",
-    "heldout_cascade",
     "jury_report",
     "write_cascade_report",
     "Deployment",
