@@ -155,3 +155,10 @@ def test_the_cascade_is_held_out_as_the_policy_is_on_a_dev_test_split():
     unsplit = heldout_cascade(aligned_stages([_records(s[0], y, model="a"), _records(s[1], y, model="b")]),
                               cascade, n_resamples=50)
     assert unsplit["mode"] == "5-fold cross-fitting over units" and unsplit["n"] == len(y)
+
+
+def test_a_certified_policy_without_a_fail_threshold_describes_itself():
+    doc = json.loads((OLD / "policy.json").read_text(encoding="utf-8"))
+    policy = Policy.model_validate({**doc, "lower": None})
+    assert policy.feasible and policy.decide(0.0) == "abstain"
+    assert policy.describe().startswith(f"never FAIL, PASS at or above {policy.upper:.4f}, ABSTAIN between: ")

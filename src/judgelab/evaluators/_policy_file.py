@@ -308,7 +308,9 @@ class Policy(BaseModel):
             return (f"No pair of thresholds keeps the {self.risk} rate <= {self.alpha:g} (with probability "
                     f">= {1 - self.delta:g}) on these {self.n} rows: the policy abstains on every row. {self.note}")
         cov = self.calibration.get("coverage")
-        return (f"FAIL below {self.lower:.4f}, PASS at or above {self.upper:.4f}, ABSTAIN between: "
+        fail = "never FAIL" if self.lower is None else f"FAIL below {self.lower:.4f}"
+        pas = "never PASS" if self.upper is None else f"PASS at or above {self.upper:.4f}"
+        return (f"{fail}, {pas}, ABSTAIN between: "
                 f"{self.risk} rate among decided rows <= {self.alpha:g} with probability >= {1 - self.delta:g} "
                 f"({self.method}, {self.n} rows in {self.n_units} units); decides "
                 f"{(cov or 0) * 100:.1f}% of the calibration rows.")
