@@ -24,11 +24,11 @@ import numpy as np
 
 from judgelab.calibration._options import with_overrides
 from judgelab.calibration.analysis import SplitPlan, bootstrap_many, split_plan
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, fit_cascade_arrays
 from judgelab.calibration.policy._cascade_policy import StageRows
-from judgelab.calibration.policy._ltt import Risk, fit_arrays
-from judgelab.calibration.policy._policy import LTTSettings, fit_policy, one_task
+from judgelab.calibration.policy._ltt import LTTSettings, Risk, fit_arrays
+from judgelab.calibration.policy._policy import fit_policy, one_task
 from judgelab.evaluators import Band, Policy, cascade_decisions
 
 __all__ = ["HeldoutRows", "fit_and_save_policy", "heldout_cascade", "heldout_decisions", "heldout_plan",

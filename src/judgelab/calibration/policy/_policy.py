@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgelab.calibration._options import with_overrides
-from judgelab.calibration.data._records import ScoreRecord, judge_values
+from judgelab.calibration.data import ScoreRecord, judge_values
 from judgelab.calibration.policy._fit_result import PolicyFit
 from judgelab.calibration.policy._ltt import LTTSettings, Risk, fit_arrays, policy_decisions
 from judgelab.errors import DataError

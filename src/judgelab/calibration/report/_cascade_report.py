@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from judgelab.evaluators import Policy as CascadePolicy
+from judgelab.evaluators import CascadePolicy
 
 __all__ = ["write_cascade_report"]
 
