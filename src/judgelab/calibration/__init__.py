@@ -141,6 +141,7 @@ from judgelab.calibration.policy import (
     fit_and_save_policy,
     fit_policy,
     gate,
+    heldout_cascade,
     heldout_policy,
     load_policy,
     ppi_mean_interval,
@@ -148,7 +149,6 @@ from judgelab.calibration.policy import (
 from judgelab.calibration.report import (
     JuryReport,
     fleiss_kappa,
-    heldout_cascade,
     jury_report,
     write_cascade_report,
     write_report,

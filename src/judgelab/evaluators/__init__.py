@@ -42,7 +42,22 @@ from judgelab.evaluators.fact_checking import (
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
 from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
 from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
-from judgelab.evaluators._cascade_file import CASCADE_METHOD, LTT_CITATION, CascadePolicy, CascadeStage, load_cascade
+from judgelab.evaluators._policy_file import (
+    CASCADE_METHOD,
+    LTT_CITATION,
+    POLICY_METHOD,
+    Band,
+    CascadePolicy,
+    CascadeStage,
+    JudgeIdentity,
+    Policy,
+    Stage,
+    cascade_decisions,
+    check_judge,
+    load_cascade,
+    load_policy,
+    one_stage_name,
+)
 from judgelab.evaluators.cascade import Cascade, CascadeBand
 from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
 from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
@@ -55,12 +70,21 @@ __all__ = [
     "Attempt",
     "COMBINE_RULES",
     "CASCADE_METHOD",
+    "Band",
     "Cascade",
     "CascadeBand",
     "CascadePolicy",
     "CascadeStage",
+    "JudgeIdentity",
     "LTT_CITATION",
+    "POLICY_METHOD",
+    "Policy",
+    "Stage",
+    "cascade_decisions",
+    "check_judge",
     "load_cascade",
+    "load_policy",
+    "one_stage_name",
     "Jury",
     "build_cascade",
     "combine_scores",

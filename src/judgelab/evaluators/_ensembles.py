@@ -11,14 +11,14 @@ from typing import Any
 
 from judgelab.errors import ParameterError
 from judgelab.evaluators._registry import build_evaluator, evaluator_names, register_evaluator
-from judgelab.evaluators._cascade_file import CascadePolicy, load_cascade
+from judgelab.evaluators._policy_file import Policy, load_cascade
 from judgelab.evaluators.cascade import Cascade
 from judgelab.evaluators.jury import Jury
 
 __all__ = ["build_cascade", "load_stage_models"]
 
 
-def load_stage_models(model: Any, policy: CascadePolicy, **model_options: Any) -> list[Any | None]:
+def load_stage_models(model: Any, policy: Policy, **model_options: Any) -> list[Any | None]:
     """The models of a fitted cascade's stages: ``None`` where ``model``'s spec is the stage's, else loaded.
 
     A stage's model is loaded from its spec id (``stage.model``) with
@@ -43,7 +43,7 @@ def load_stage_models(model: Any, policy: CascadePolicy, **model_options: Any) -
     return out
 
 
-def build_cascade(model: Any, policy: CascadePolicy, *, stage_models: Sequence[Any | None] | None = None,
+def build_cascade(model: Any, policy: Policy, *, stage_models: Sequence[Any | None] | None = None,
                   threshold: float | None = None, **model_options: Any) -> Cascade:
     """A ``Cascade`` of a fitted cascade's stages, each the registered evaluator of its task on its model.
 

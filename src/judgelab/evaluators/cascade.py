@@ -14,32 +14,18 @@ stage sees are sent to it, batched through ``evaluate_many``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from judgelab.errors import ParameterError, PolicyMismatchError
-from judgelab.evaluators._cascade_file import CascadePolicy, CascadeStage
+from judgelab.evaluators._policy_file import Band, JudgeIdentity, Policy
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many
 
 __all__ = ["Cascade", "CascadeBand", "stage_name", "stage_template_hash"]
 
-
-@dataclass(frozen=True)
-class CascadeBand:
-    """One stage's band: FAIL below ``lower``, PASS at or above ``upper``, escalate between (``None``: no threshold)."""
-
-    lower: float | None
-    upper: float | None
-
-    def decide(self, score: float) -> str:
-        """``"fail"``, ``"pass"`` or ``"escalate"``."""
-        if self.lower is not None and score < self.lower:
-            return "fail"
-        if self.upper is not None and score >= self.upper:
-            return "pass"
-        return "escalate"
+CascadeBand = Band
+"""The band type of a stage (``judgelab.evaluators.Band``), under the name earlier judgelab gave it."""
 
 
 def stage_name(evaluator: Any) -> str:
@@ -54,18 +40,9 @@ def stage_template_hash(evaluator: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _check_stage(k: int, evaluator: Any, want: CascadeStage) -> None:
-    ident = evaluator_identity(evaluator)
-    have = {"spec hash": ident.spec_hash, "template hash": stage_template_hash(evaluator)}
-    wanted = {"spec hash": want.spec_hash, "template hash": want.template_hash}
-    bad = [f"cascade {n} {wanted[n]}, stage {n} {have[n]}" for n in wanted if wanted[n] is not None and wanted[n] != have[n]]
-    if bad:
-        raise PolicyMismatchError(
-            f"Stage {k + 1} of the cascade ({stage_name(evaluator)}) is not the judge the cascade was fitted for "
-            f"(stage {want.name!r}): {'; '.join(bad)}. Build that stage from its spec, or refit the cascade "
-            "(judgelab cascade fit).",
-            expected=wanted, actual=have,
-        )
+def stage_judge(evaluator: Any) -> JudgeIdentity:
+    """The judge an evaluator is: its spec hash and template hash, as a fitted stage records them."""
+    return JudgeIdentity(evaluator_identity(evaluator).spec_hash, stage_template_hash(evaluator))
 
 
 class Cascade(BaseEvaluator):
@@ -76,11 +53,11 @@ class Cascade(BaseEvaluator):
     stages
         The evaluators, cheapest first (at least one).
     policy
-        A fitted cascade (``load_cascade("cascade.json")``): its bands,
+        A fitted cascade (``load_cascade("cascade.json")``; a ``policy.json`` is a cascade of one stage): its bands,
         and the spec and template hash every stage must have (checked here;
         ``PolicyMismatchError`` names the stage that differs).
     bands
-        Bands given directly instead (``CascadeBand`` or ``(lower, upper)``
+        Bands given directly instead (``Band`` or ``(lower, upper)``
         per stage); no hashes are checked.
     names
         Names for the stages in metadata (default: their model ids).
@@ -96,8 +73,8 @@ class Cascade(BaseEvaluator):
 
     name = "cascade"
 
-    def __init__(self, stages: Sequence[Evaluator], policy: CascadePolicy | None = None, *,
-                 bands: Sequence[CascadeBand | tuple[float | None, float | None]] | None = None,
+    def __init__(self, stages: Sequence[Evaluator], policy: Policy | None = None, *,
+                 bands: Sequence[tuple[float | None, float | None]] | None = None,
                  names: Sequence[str] | None = None) -> None:
         self.stages = list(stages)
         if not self.stages:
@@ -112,11 +89,11 @@ class Cascade(BaseEvaluator):
                     f"got {len(self.stages)}; pass one evaluator per fitted stage, in order.",
                     expected={"stages": len(wanted)}, actual={"stages": len(self.stages)},
                 )
-            for k, (ev, want) in enumerate(zip(self.stages, wanted)):
-                _check_stage(k, ev, want)
-            bands = [CascadeBand(s.lower, s.upper) for s in wanted]
+            for k, ev in enumerate(self.stages):
+                policy.check_stage(k, stage_judge(ev), stage_name(ev))
+            bands = policy.bands()
             names = names or [s.name for s in wanted]
-        self.bands = [b if isinstance(b, CascadeBand) else CascadeBand(*b) for b in bands]
+        self.bands = [Band(*b) for b in bands]
         if len(self.bands) != len(self.stages):
             raise ParameterError(f"A Cascade of {len(self.stages)} stages needs {len(self.stages)} bands; got {len(self.bands)}.")
         self.policy = policy
@@ -147,10 +124,9 @@ class Cascade(BaseEvaluator):
             still = []
             for i, resp in zip(pending, answers):
                 decision = band.decide(float(resp.score))
-                if decision == "escalate":
-                    decision = "abstain" if k == last else "escalate"
-                    if k < last:
-                        still.append(i)
+                if decision == "abstain" and k < last:
+                    decision = "escalate"
+                    still.append(i)
                 trail[i].append((k, resp, decision))
             pending = still
         return [self._response(t) for t in trail]

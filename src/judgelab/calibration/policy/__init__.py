@@ -1,6 +1,11 @@
 """Deployment decisions from saved scores: pass/fail/abstain policies with risk guarantees (LTT),
 the CI drift gate and the pass-rate estimate.
 
+One policy model (``Policy``, from ``judgelab.evaluators``): a policy is a cascade of one stage.
+``fit_policy`` fits one stage's two thresholds, ``fit_cascade`` every stage's band jointly; both
+return a ``PolicyFit`` from the arrays and a ``Policy``, and both are measured on held-out rows by
+the one held-out method (``_heldout``).
+
 Imports only ``data``, ``scoring`` and ``analysis``.
 """
 
@@ -16,18 +21,19 @@ from judgelab.calibration.policy._gate import (
     GateTest,
     gate,
 )
+from judgelab.calibration.policy._fit_result import (
+    CascadeFit,
+    PolicyFit,
+)
 from judgelab.calibration.policy._ltt import (
     LTTSettings,
-    PolicyFit,
     Risk,
     fit_arrays,
     policy_decisions,
 )
 from judgelab.calibration.policy._policy import (
     Policy,
-    fit_and_save_policy,
     fit_policy,
-    heldout_policy,
     load_policy,
 )
 from judgelab.calibration.policy._risk_bounds import (
@@ -38,7 +44,6 @@ from judgelab.calibration.policy._risk_bounds import (
 
 from judgelab.calibration.policy._risk_coverage import risk_coverage_curve
 from judgelab.calibration.policy._cascade_fit import (
-    CascadeFit,
     CascadeFitOptions,
     cascade_decisions,
     fit_cascade_arrays,
@@ -49,6 +54,11 @@ from judgelab.calibration.policy._cascade_policy import (
     aligned_stages,
     fit_cascade,
     load_cascade,
+)
+from judgelab.calibration.policy._heldout import (
+    fit_and_save_policy,
+    heldout_cascade,
+    heldout_policy,
 )
 
 __all__ = [
@@ -77,6 +87,7 @@ __all__ = [
     "fit_arrays",
     "fit_policy",
     "gate",
+    "heldout_cascade",
     "heldout_policy",
     "load_policy",
     "policy_decisions",

@@ -36,9 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from judgelab.calibration.policy._fit_result import CascadeFit, PolicyFit
 from judgelab.calibration.policy._ltt import MIN_FORECAST_ROWS, START_ROWS, _grid
 from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.errors import ParameterError
+from judgelab.evaluators import Band, cascade_decisions
 
 __all__ = ["ABSTAIN_COST_FACTOR", "CascadeFit", "CascadeFitOptions", "cascade_decisions", "fit_cascade_arrays"]
 
@@ -46,8 +48,6 @@ ABSTAIN_COST_FACTOR = 10.0
 """Default cost of an abstention: this many times the cost of a row that reaches every stage."""
 MAX_PREFIXES = 1500
 """Most band combinations of the stages before the last (the grids of early stages shrink to fit)."""
-
-Band = tuple[float | None, float | None]
 
 
 @dataclass(frozen=True)
@@ -99,54 +99,6 @@ class CascadeFitOptions:
         return float(self.abstain_cost) if self.abstain_cost is not None else ABSTAIN_COST_FACTOR * float(costs.sum())
 
 
-@dataclass(frozen=True)
-class CascadeFit:
-    """What ``fit_cascade_arrays`` found: the bands and the numbers behind them.
-
-    ``coverage``, ``error``, ``cost`` and ``decided_share`` (per stage) are
-    on all calibration rows; ``cost`` is the stage cost per row (abstentions
-    not priced).
-    """
-
-    bands: tuple[Band, ...]
-    feasible: bool
-    n: int
-    n_units: int
-    unit_size: int
-    n_testing_units: int
-    n_candidates: int
-    n_rejected: int
-    coverage: float
-    error: float
-    cost: float
-    decided_share: tuple[float, ...]
-    rows_needed: int | None
-    units_needed: int | None
-    note: str
-
-
-def cascade_decisions(bands, scores) -> tuple[np.ndarray, np.ndarray]:
-    """The joint decision of a cascade on rows: ``("pass"|"fail"|"abstain", deciding stage)`` arrays.
-
-    ``scores`` is ``(n_stages, n_rows)``; the deciding stage is 0-based and
-    -1 where the cascade abstains. A row is decided by the first stage
-    whose band it falls outside (FAIL below ``lower``, PASS at or above
-    ``upper``); ``None`` is no threshold.
-    """
-    s = np.atleast_2d(np.asarray(scores, dtype=float))
-    n = s.shape[1]
-    out = np.full(n, "abstain", dtype=object)
-    stage = np.full(n, -1, dtype=int)
-    open_ = np.ones(n, dtype=bool)
-    for k, (lower, upper) in enumerate(bands):
-        fail = open_ & (s[k] < lower) if lower is not None else np.zeros(n, dtype=bool)
-        pas = open_ & ~fail & (s[k] >= upper) if upper is not None else np.zeros(n, dtype=bool)
-        out[fail], out[pas] = "fail", "pass"
-        stage[fail | pas] = k
-        open_ &= ~(fail | pas)
-    return out, stage
-
-
 # -- counts for every configuration of a slice ---------------------------------------------------
 
 
@@ -180,7 +132,7 @@ class _Configs:
         for k, t in enumerate(idx):
             g, (ii, jj) = self.grids[k], self.pairs[k]
             i, j = ii[t], jj[t]
-            out.append((float(g[i]) if i > 0 else None, float(g[j]) if j < len(g) - 1 else None))
+            out.append(Band(float(g[i]) if i > 0 else None, float(g[j]) if j < len(g) - 1 else None))
         return tuple(out)
 
 
@@ -364,7 +316,7 @@ def _forecast(st: _Stats, cand: np.ndarray, opts: CascadeFitOptions, n_units: in
                          f"{rows} rows ({units} units) in all, against {n_rows} here.")
 
 
-def fit_cascade_arrays(scores, labels, units=None, options: CascadeFitOptions | None = None) -> CascadeFit:
+def fit_cascade_arrays(scores, labels, units=None, options: CascadeFitOptions | None = None) -> PolicyFit:
     """Fit every stage's band jointly: the cascade's error among decided rows is <= alpha w.p. >= 1 - delta.
 
     Parameters
@@ -380,7 +332,7 @@ def fit_cascade_arrays(scores, labels, units=None, options: CascadeFitOptions | 
 
     Returns
     -------
-    CascadeFit
+    PolicyFit
         ``feasible=False`` (bands that abstain on every row, and ``rows_needed``) when nothing is certified.
     """
     opts = options or CascadeFitOptions()
@@ -411,10 +363,12 @@ def fit_cascade_arrays(scores, labels, units=None, options: CascadeFitOptions | 
         best = rejected[np.lexsort((-st.decided[rejected], st.cost[rejected]))[0]]
         bands = cf.bands(best)
         cov, err, cost, share = _summary(bands, d, costs)
-        return CascadeFit(bands, True, d.n, nu, m, n_test_units, len(cand), n_rej, cov, err, cost, share, None, None,
-                          f"{n_rej} of {len(cand)} candidate cascades certified on {n_test_units} testing units.")
+        return PolicyFit(bands, True, d.n, nu, m, n_test_units, len(cand), n_rej, coverage=cov, risk_value=err,
+                         error=err, rows_needed=None, units_needed=None, cost=cost, decided_share=share,
+                         note=f"{n_rej} of {len(cand)} candidate cascades certified on {n_test_units} testing units.")
     rows, units_needed, why = _forecast(st, cand, opts, nu, d.n)
-    bands = tuple((None, None) for _ in range(K))
+    bands = tuple(Band(None, None) for _ in range(K))
     _, _, cost, _ = _summary(bands, d, costs)
-    return CascadeFit(bands, False, d.n, nu, m, n_test_units, len(cand), 0, 0.0, math.nan, cost,
-                      tuple(0.0 for _ in range(K)), rows, units_needed, why)
+    return PolicyFit(bands, False, d.n, nu, m, n_test_units, len(cand), 0, coverage=0.0, risk_value=math.nan,
+                     error=math.nan, rows_needed=rows, units_needed=units_needed, note=why, cost=cost,
+                     decided_share=tuple(0.0 for _ in range(K)))

@@ -12,29 +12,34 @@ applies it and refuses a stage whose hashes differ.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.policy._cascade_fit import CascadeFit, CascadeFitOptions, fit_cascade_arrays
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, fit_cascade_arrays
+from judgelab.calibration.policy._fit_result import PolicyFit
+from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import DataError, ParameterError
-from judgelab.evaluators import CascadePolicy, CascadeStage, load_cascade
+from judgelab.evaluators import CASCADE_METHOD, CascadePolicy, CascadeStage, Policy, Stage, load_cascade
 
 __all__ = ["CascadePolicy", "CascadeStage", "StageRows", "aligned_stages", "fit_cascade", "load_cascade"]
 
 
+@dataclass(frozen=True)
 class StageRows:
-    """The stages' records aligned on the rows every stage scored: scores ``(K, n)``, labels, units."""
+    """The stages' records aligned on the rows every stage scored: scores ``(K, n)``, labels, units, splits."""
 
-    def __init__(self, scores: np.ndarray, labels: np.ndarray, units: np.ndarray, ids: list[str],
-                 records: list[list[ScoreRecord]], task: str, dropped: int) -> None:
-        self.scores, self.labels, self.units, self.ids = scores, labels, units, ids
-        self.records, self.task, self.dropped = records, task, dropped
+    scores: np.ndarray
+    labels: np.ndarray
+    units: np.ndarray
+    splits: np.ndarray  # "dev", "test" or "" per row (stage 1's records)
+    ids: list[str]
+    records: list[list[ScoreRecord]]
+    task: str
+    dropped: int
 
 
 def _one(values: set, what: str, k: int, name: str) -> Any:
@@ -80,7 +85,8 @@ def aligned_stages(stage_records: Sequence[Sequence[ScoreRecord]], names: Sequen
     scores = np.array([[by_stage[k][i].score for i in ids] for k in range(len(by_stage))], dtype=float)
     labels = np.array([first[i].label for i in ids], dtype=int)
     units = np.array([first[i].fold_key for i in ids])
-    return StageRows(scores, labels, units, ids, [[s[i] for i in ids] for s in by_stage], str(task),
+    splits = np.array([first[i].split or "" for i in ids])
+    return StageRows(scores, labels, units, splits, ids, [[s[i] for i in ids] for s in by_stage], str(task),
                      len(first) - len(ids))
 
 
@@ -117,7 +123,7 @@ def _stage_costs(al: StageRows, options: CascadeFitOptions, names: Sequence[str]
 
 def fit_cascade(stage_records: Sequence[Sequence[ScoreRecord]], options: CascadeFitOptions | None = None, *,
                 names: Sequence[str] | None = None, runs: Sequence[str] | None = None,
-                set_name: str | None = None) -> CascadePolicy:
+                set_name: str | None = None) -> Policy:
     """Fit a cascade's bands on calibration runs of the same rows (one run per stage, cheapest first).
 
     Parameters
@@ -131,8 +137,8 @@ def fit_cascade(stage_records: Sequence[Sequence[ScoreRecord]], options: Cascade
 
     Returns
     -------
-    CascadePolicy
-        ``feasible=False`` (abstain on every row, and ``rows_needed``) when nothing is certified.
+    Policy
+        Of kind ``"cascade"``; ``feasible=False`` (abstain on every row, and ``rows_needed``) when nothing is certified.
     """
     options = options or CascadeFitOptions()
     models = [_one({r.model for r in recs}, "model", k, f"stage {k + 1}") if recs else None
@@ -145,26 +151,22 @@ def fit_cascade(stage_records: Sequence[Sequence[ScoreRecord]], options: Cascade
     return _policy(fit, al, options, unit, names=names, models=models, runs=runs, set_name=set_name)
 
 
-def _policy(fit: CascadeFit, al: StageRows, options: CascadeFitOptions, unit: str, *, names, models, runs,
-            set_name) -> CascadePolicy:
+def _policy(fit: PolicyFit, al: StageRows, options: CascadeFitOptions, unit: str, *, names, models, runs,
+            set_name) -> Policy:
     costs = options.stage_costs(len(al.records))
     stages = []
-    for k, recs in enumerate(al.records):
-        lower, upper = fit.bands[k]
-        stages.append(CascadeStage(
+    for k, (recs, band) in enumerate(zip(al.records, fit.bands)):
+        stages.append(Stage(
             name=names[k], model=models[k], evaluator=_one({r.evaluator for r in recs}, "evaluator", k, names[k]),
             spec_hash=_one({r.spec_hash for r in recs}, "spec hash", k, names[k]),
             template_hash=_one({r.template_hash for r in recs}, "template hash", k, names[k]),
-            lower=lower, upper=upper, cost=costs[k], run=runs[k] if runs else None))
+            lower=band.lower, upper=band.upper, cost=costs[k], run=runs[k] if runs else None))
     abstain = options.abstain(np.asarray(costs))
     note = fit.note + (f" {al.dropped} row(s) not scored by every stage were left out." if al.dropped else "")
-    return CascadePolicy(
-        task=al.task, stages=stages, alpha=options.alpha, delta=options.delta, feasible=fit.feasible, n=fit.n,
-        n_units=fit.n_units, unit_size=fit.unit_size, cost_unit=unit, abstain_cost=abstain,
-        ordering_fraction=options.ordering_fraction, seed=options.seed, set=set_name,
-        calibration={"coverage": fit.coverage, "error": None if math.isnan(fit.error) else fit.error, "cost": fit.cost,
-                     "decided_share": list(fit.decided_share), "testing_units": fit.n_testing_units,
-                     "candidates": fit.n_candidates, "certified": fit.n_rejected},
-        rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=note,
+    return Policy(
+        kind="cascade", task=al.task, stages=stages, alpha=options.alpha, delta=options.delta, feasible=fit.feasible,
+        n=fit.n, n_units=fit.n_units, unit_size=fit.unit_size, method=CASCADE_METHOD, cost_unit=unit,
+        abstain_cost=abstain, ordering_fraction=options.ordering_fraction, seed=options.seed, set=set_name,
+        calibration=fit.calibration(), rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=note,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )

@@ -16,8 +16,10 @@ from typing import Any, Literal
 import numpy as np
 
 from judgelab.calibration._options import with_overrides
+from judgelab.calibration.policy._fit_result import PolicyFit
 from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.errors import JudgelabError
+from judgelab.evaluators import Band, cascade_decisions
 
 __all__ = ["LTTSettings", "PolicyFit", "Risk", "fit_arrays", "policy_decisions"]
 
@@ -184,27 +186,6 @@ def _grid(s: np.ndarray, max_grid: int) -> np.ndarray:
 # -- fitting -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PolicyFit:
-    """What ``fit_policy`` found: the thresholds and the numbers behind them."""
-
-    lower: float | None
-    upper: float | None
-    feasible: bool
-    n: int
-    n_units: int
-    unit_size: int
-    n_testing_units: int
-    n_candidates: int
-    n_rejected: int
-    coverage: float  # on all calibration rows
-    risk_value: float  # the risk on all calibration rows
-    error: float
-    rows_needed: int | None
-    units_needed: int | None
-    note: str
-
-
 def _fit(d: _Units, cfg: LTTSettings) -> PolicyFit:
     alpha, delta, risk, mondrian = cfg.alpha, cfg.delta, cfg.risk, cfg.mondrian
     ordering_fraction, seed, max_grid = cfg.ordering_fraction, cfg.seed, cfg.max_grid
@@ -246,16 +227,17 @@ def _fit(d: _Units, cfg: LTTSettings) -> PolicyFit:
         cov_t = (st.den / max(st.n, 1)).ravel()[rejected]
         best = rejected[np.argmax(cov_t)]
         i, j = np.unravel_index(best, (G, G))
-        return PolicyFit(float(g[i]) if i > 0 else None, float(g[j]) if j < G - 1 else None, True, len(d.s), nu, m,
-                         dt.n_units, len(cand), n_rej, float(cov_full.ravel()[best]),
-                         float(risk_full.ravel()[best]), float(err_full.ravel()[best]), None, None,
-                         f"{n_rej} of {len(cand)} candidate pairs certified on {dt.n_units} testing units.")
+        band = Band(float(g[i]) if i > 0 else None, float(g[j]) if j < G - 1 else None)
+        return PolicyFit((band,), True, len(d.s), nu, m, dt.n_units, len(cand), n_rej,
+                         coverage=float(cov_full.ravel()[best]), risk_value=float(risk_full.ravel()[best]),
+                         error=float(err_full.ravel()[best]), rows_needed=None, units_needed=None,
+                         note=f"{n_rej} of {len(cand)} candidate pairs certified on {dt.n_units} testing units.")
     rows, units, why = _needed(st, cand, alpha, delta, ordering_fraction, nu, len(d.s), len(dt.s))
     if rows is None and len(cand) < 3:  # too few rows for a path: forecast from every pair on all rows
         every = np.flatnonzero(tri.ravel() & (full.den.ravel() > 0))
         rows, units, why = _needed(full, every, alpha, delta, ordering_fraction, nu, len(d.s), len(d.s))
-    return PolicyFit(None, None, False, len(d.s), nu, m, dt.n_units, len(cand), 0, 0.0, math.nan, math.nan,
-                     rows, units, why)
+    return PolicyFit((Band(None, None),), False, len(d.s), nu, m, dt.n_units, len(cand), 0, coverage=0.0,
+                     risk_value=math.nan, error=math.nan, rows_needed=rows, units_needed=units, note=why)
 
 
 def _needed(st: _PairStats, cand: np.ndarray, alpha, delta, frac, n_units, n_rows, n_test_rows):
@@ -344,11 +326,7 @@ def fit_arrays(s, y, unit=None, settings: LTTSettings | None = None, **overrides
 
 
 def policy_decisions(lower: float | None, upper: float | None, scores) -> np.ndarray:
-    """Vectorised ``Policy.decide``: an array of ``"pass"``/``"fail"``/``"abstain"``."""
+    """Vectorised ``Policy.decide``: an array of ``"pass"``/``"fail"``/``"abstain"`` (``cascade_decisions`` of one band)."""
     s = np.asarray(scores, dtype=float)
-    out = np.full(s.shape, "abstain", dtype=object)
-    if upper is not None:
-        out[s >= upper] = "pass"
-    if lower is not None:
-        out[s < lower] = "fail"
-    return out
+    decisions, _ = cascade_decisions([Band(lower, upper)], s.reshape(1, -1))
+    return decisions.reshape(s.shape)

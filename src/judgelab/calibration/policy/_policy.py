@@ -47,134 +47,27 @@ two p-values is a valid p-value for their union).
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict
-
-from judgelab.calibration.policy._ltt import LTTSettings, PolicyFit, Risk, fit_arrays, policy_decisions
 from judgelab.calibration._options import with_overrides
-from judgelab.calibration.data._records import ScoreRecord, judge_values
-from judgelab.textfiles import load_json_model, save_json_model
-from judgelab.errors import DataError, PolicyMismatchError
-from judgelab.evaluators import LTT_CITATION
+from judgelab.calibration.data import ScoreRecord, judge_values
+from judgelab.calibration.policy._fit_result import PolicyFit
+from judgelab.calibration.policy._ltt import LTTSettings, Risk, fit_arrays, policy_decisions
+from judgelab.errors import DataError
+from judgelab.evaluators import POLICY_METHOD, Policy, Stage, load_policy, one_stage_name
 
-__all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_and_save_policy", "fit_arrays", "fit_policy", "heldout_policy",
-           "load_policy", "policy_decisions"]
+__all__ = ["LTTSettings", "Policy", "PolicyFit", "Risk", "fit_arrays", "fit_policy", "load_policy", "one_task",
+           "policy_decisions"]
 
 logger = logging.getLogger(__name__)
 
-Decision = Literal["pass", "fail", "abstain"]
-
-METHOD = "learn-then-test/fixed-sequence"
-CITATION = LTT_CITATION
+METHOD = POLICY_METHOD
 
 
-class Policy(BaseModel):
-    """A calibrated pass/fail/abstain policy, as saved in ``policy.json``.
-
-    ``decide(score)`` is ``"fail"`` below ``lower``, ``"pass"`` at or above
-    ``upper`` and ``"abstain"`` in between; a policy that is not
-    ``feasible`` has no thresholds and abstains on every row.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    version: int = 1
-    task: str
-    lower: float | None
-    upper: float | None
-    alpha: float
-    delta: float
-    risk: Risk = "error"
-    mondrian: bool = False
-    feasible: bool
-    n: int
-    n_units: int
-    unit_size: int
-    method: str = METHOD
-    citation: str = CITATION
-    ordering_fraction: float = 0.3
-    seed: int | None = 0
-    spec_hash: str | None = None
-    template_hash: str | None = None
-    model: str | None = None
-    evaluator: str | None = None
-    set: str | None = None
-    calibration: dict[str, float | int | None] = {}
-    heldout: dict[str, Any] | None = None
-    rows_needed: int | None = None
-    units_needed: int | None = None
-    note: str = ""
-    created: str = ""
-
-    def decide(self, score: float) -> Decision:
-        """``"pass"``, ``"fail"`` or ``"abstain"`` for one score."""
-        if self.lower is not None and score < self.lower:
-            return "fail"
-        if self.upper is not None and score >= self.upper:
-            return "pass"
-        return "abstain"
-
-    def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = "this judge") -> None:
-        """Refuse a judge whose model spec or template differs from the one calibrated.
-
-        Raises
-        ------
-        PolicyMismatchError
-            Naming the policy's hashes and the judge's.
-        """
-        bad = [(name, want, have) for name, want, have in
-               (("spec hash", self.spec_hash, spec_hash), ("template hash", self.template_hash, template_hash))
-               if want is not None and want != have]
-        if bad:
-            diffs = "; ".join(f"policy {name} {want}, judge {name} {have}" for name, want, have in bad)
-            raise PolicyMismatchError(
-                f"The policy for task {self.task!r} (model {self.model or '?'}, set {self.set or '?'}) was calibrated "
-                f"for another judge than {where}: {diffs}. Load the judge it was calibrated for, "
-                "or calibrate a new policy for this one (judgelab policy RUN).",
-                expected={"spec_hash": self.spec_hash, "template_hash": self.template_hash},
-                actual={"spec_hash": spec_hash, "template_hash": template_hash},
-            )
-
-    def summary(self) -> dict[str, Any]:
-        """What travels with every decision: thresholds, alpha, delta, n, risk."""
-        return {"lower": self.lower, "upper": self.upper, "alpha": self.alpha, "delta": self.delta,
-                "n": self.n, "risk": self.risk, "mondrian": self.mondrian, "feasible": self.feasible,
-                "task": self.task}
-
-    def describe(self) -> str:
-        """One sentence for people."""
-        if not self.feasible:
-            return (f"No pair of thresholds keeps the {self.risk} rate <= {self.alpha:g} (with probability "
-                    f">= {1 - self.delta:g}) on these {self.n} rows: the policy abstains on every row. {self.note}")
-        cov = self.calibration.get("coverage")
-        return (f"FAIL below {self.lower:.4f}, PASS at or above {self.upper:.4f}, ABSTAIN between: "
-                f"{self.risk} rate among decided rows <= {self.alpha:g} with probability >= {1 - self.delta:g} "
-                f"({self.method}, {self.n} rows in {self.n_units} units); decides "
-                f"{(cov or 0) * 100:.1f}% of the calibration rows.")
-
-    def save(self, path: str | Path) -> Path:
-        """Write the policy as JSON; returns the path."""
-        return save_json_model(self, path)
-
-
-def load_policy(path: str | Path) -> Policy:
-    """Read a ``policy.json`` written by ``fit_policy(...).save`` or ``judgelab policy``.
-
-    Raises
-    ------
-    DataError
-        If the file cannot be read or is not a policy.
-    """
-    return load_json_model(Policy, path, kind="policy", hint="Write one with 'judgelab policy RUN'.")
-
-
-def _one_task(records: Sequence[ScoreRecord]) -> tuple[str, list[ScoreRecord]]:
+def one_task(records: Sequence[ScoreRecord]) -> tuple[str, list[ScoreRecord]]:
+    """The task of one task's records and its rows that scored; ``DataError`` for several tasks or none scored."""
     tasks = {r.task for r in records}
     if len(tasks) != 1:
         raise DataError(f"fit_policy takes one task's records; got {sorted(tasks) or 'none'}. Fit each task separately.")
@@ -221,107 +114,24 @@ def fit_policy(
     Returns
     -------
     Policy
-        ``feasible=False`` (and ``rows_needed``) when no pair is certified.
+        A one-stage policy; ``feasible=False`` (and ``rows_needed``) when no pair is certified.
     """
     cfg = with_overrides(LTTSettings, settings, overrides, "fit_policy")
-    task, ok = _one_task(records)
+    task, ok = one_task(records)
     fit = fit_arrays([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok], cfg)
     return _policy_from_fit(fit, ok, task, cfg, set_name)
 
 
-def fit_and_save_policy(
-    records: Sequence[ScoreRecord], path: str | Path, settings: LTTSettings | None = None, *,
-    set_name: str | None = None, **overrides: Any,
-) -> Policy:
-    """``fit_policy`` plus its held-out check (``heldout_policy``), saved to ``path``: what
-    ``judgelab policy`` and the report's Deployment section both write."""
-    cfg = with_overrides(LTTSettings, settings, overrides, "fit_and_save_policy")
-    policy = fit_policy(records, cfg, set_name=set_name)
-    held = heldout_policy(records, alpha=cfg.alpha, delta=cfg.delta, risk=cfg.risk, mondrian=cfg.mondrian,
-                          seed=cfg.seed)
-    policy = policy.model_copy(update={"heldout": held})
-    policy.save(path)
-    return policy
-
-
 def _policy_from_fit(fit: PolicyFit, ok: Sequence[ScoreRecord], task: str, cfg: LTTSettings,
                      set_name: str | None) -> Policy:
-    def num(x):
-        return None if isinstance(x, float) and math.isnan(x) else x
-
+    model = _identity(ok, "model")
+    stage = Stage(name=one_stage_name(model), model=model, evaluator=_identity(ok, "evaluator"),
+                  spec_hash=_identity(ok, "spec_hash"), template_hash=_identity(ok, "template_hash"),
+                  lower=fit.lower, upper=fit.upper)
     return Policy(
-        task=task, lower=fit.lower, upper=fit.upper, alpha=cfg.alpha, delta=cfg.delta, risk=cfg.risk,
+        kind="policy", task=task, stages=[stage], alpha=cfg.alpha, delta=cfg.delta, risk=cfg.risk,
         mondrian=cfg.mondrian, feasible=fit.feasible, n=fit.n, n_units=fit.n_units, unit_size=fit.unit_size,
-        ordering_fraction=cfg.ordering_fraction, seed=cfg.seed,
-        spec_hash=_identity(ok, "spec_hash"), template_hash=_identity(ok, "template_hash"),
-        model=_identity(ok, "model"), evaluator=_identity(ok, "evaluator"), set=set_name,
-        calibration={"coverage": fit.coverage, "risk": num(fit.risk_value), "error": num(fit.error),
-                     "testing_units": fit.n_testing_units, "candidates": fit.n_candidates, "certified": fit.n_rejected},
-        rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=fit.note,
+        method=METHOD, ordering_fraction=cfg.ordering_fraction, seed=cfg.seed, set=set_name,
+        calibration=fit.calibration(), rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=fit.note,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
-
-
-def heldout_policy(
-    records: Sequence[ScoreRecord],
-    *,
-    alpha: float = 0.1,
-    delta: float = 0.1,
-    risk: Risk = "error",
-    mondrian: bool = False,
-    seed: int | None = 0,
-    k_folds: int = 5,
-    n_resamples: int = 1000,
-) -> dict[str, Any] | None:
-    """Coverage and realised risk of the policy on rows it was not fitted on, with 95% intervals.
-
-    With a dev/test split in the records the policy is fitted on ``dev`` and
-    applied to ``test``; otherwise by k-fold cross-fitting over units (each
-    fold's rows are decided by a policy fitted on the other folds). Intervals
-    are cluster-bootstrap intervals over units. ``None`` when there are too
-    few units for either.
-    """
-    from judgelab.calibration.analysis._bootstrap import bootstrap_many
-    from judgelab.calibration.analysis._splits import split_plan
-
-    _, ok = _one_task(records)
-    s = np.array([r.score for r in ok], dtype=float)
-    y = np.array([r.label for r in ok], dtype=int)
-    units = np.array([r.fold_key for r in ok])
-    splits = np.array([r.split or "" for r in ok])
-    kw = dict(alpha=alpha, delta=delta, risk=risk, mondrian=mondrian, seed=seed)
-    decisions = np.full(len(ok), "", dtype=object)
-    plan = split_plan(y, splits, units, k_folds, seed)
-    if plan.mode == "split":
-        mode = "dev/test split"
-        dev, test = plan.tune, plan.held
-        fit = fit_arrays(s[dev], y[dev], units[dev], **kw)
-        decisions[test] = policy_decisions(fit.lower, fit.upper, s[test])
-    elif plan.folds is None:
-        return None
-    else:
-        mode = f"{len(plan.folds)}-fold cross-fitting over units"
-        for test_idx in plan.folds:
-            train = np.ones(len(ok), dtype=bool)
-            train[test_idx] = False
-            fit = fit_arrays(s[train], y[train], units[train], **kw)
-            decisions[test_idx] = policy_decisions(fit.lower, fit.upper, s[test_idx])
-    held = decisions != ""
-    d, yh, uh = decisions[held], y[held], units[held]
-    decided = (d != "abstain").astype(float)
-    false_pass = ((d == "pass") & (yh == 0)).astype(float)
-    wrong = (false_pass + ((d == "fail") & (yh == 1))).astype(float)
-    bad = wrong if risk == "error" else false_pass
-
-    def stat(dec, bad, wrong):
-        n_dec = dec.sum()
-        return {"coverage": dec.mean(), "risk": bad.sum() / n_dec if n_dec else math.nan,
-                "error": wrong.sum() / n_dec if n_dec else math.nan}
-
-    ivs = bootstrap_many(stat, [decided, bad, wrong], n_resamples=n_resamples, seed=seed,
-                         clusters=uh if len(set(uh)) < len(uh) else None)
-    out: dict[str, Any] = {"mode": mode, "n": int(held.sum()), "decided": int(decided.sum())}
-    for k, iv in ivs.items():
-        out[k] = iv.to_dict()
-        out[f"{k}_text"] = format(iv)
-    return out

@@ -39,7 +39,6 @@ from judgelab.calibration.report._report import (
 
 from judgelab.calibration.report._cascade_report import (
     cascade_report,
-    heldout_cascade,
     write_cascade_report,
 )
 from judgelab.calibration.report._jury_report import (
@@ -70,7 +69,6 @@ __all__ = [
     "deployment_for",
     "deployment_section",
     "fleiss_kappa",
-    "heldout_cascade",
     "jury_report",
     "render_html",
     "render_markdown",

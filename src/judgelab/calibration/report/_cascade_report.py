@@ -1,97 +1,22 @@
-"""How a fitted cascade does on rows it was not fitted on, against each of its stages alone.
+"""The cascade report: how a fitted cascade does on held-out rows against each of its stages alone.
 
-``heldout_cascade`` cross-fits over units: each fold's rows are decided by a
-cascade fitted on the other folds (and, for comparison, by each stage alone
-with its own Learn-then-Test band, at the same alpha, delta and abstain
-cost). It reports coverage, error among decided rows, cost per row and the
-share decided at each stage, with cluster-bootstrap intervals.
-``cascade_report`` puts them in a ``Report``; ``write_cascade_report``
-writes it (``cascade.md``) with a plot (``cascade.png``).
+``write_cascade_report`` writes ``heldout_cascade``'s numbers (coverage,
+error among decided rows, cost per row and the share decided at each
+stage, with cluster-bootstrap intervals): ``cascade_report`` puts them in a
+``Report``, written as ``cascade.md`` with a plot (``cascade.png``).
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import bootstrap_many
-from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, cascade_decisions, fit_cascade_arrays
-from judgelab.calibration.policy._cascade_policy import CascadePolicy, StageRows
 from judgelab.calibration.report._model import Block, Figure, Paragraph, Report, Section, Table
 from judgelab.calibration.report._render import render_markdown
+from judgelab.evaluators import CascadePolicy
 
-__all__ = ["cascade_report", "heldout_cascade", "write_cascade_report"]
-
-
-def _folds(y: np.ndarray, units: np.ndarray, k: int, seed: int | None):
-    from judgelab.calibration.analysis._splits import group_folds as folds
-
-    return folds(y, units, k, seed)
-
-
-def _crossfit(s: np.ndarray, y: np.ndarray, units: np.ndarray, folds, options: CascadeFitOptions):
-    dec = np.full(len(y), "", dtype=object)
-    stage = np.full(len(y), -1, dtype=int)
-    for test in folds:
-        train = np.ones(len(y), dtype=bool)
-        train[test] = False
-        fit = fit_cascade_arrays(s[:, train], y[train], units[train], options)
-        dec[test], stage[test] = cascade_decisions(fit.bands, s[:, test])
-    return dec, stage
-
-
-def _row_cost(stage: np.ndarray, decided: np.ndarray, costs: np.ndarray) -> np.ndarray:
-    reached = np.ones(len(stage), dtype=bool)
-    cost = np.zeros(len(stage))
-    for k, c in enumerate(costs):
-        cost += c * reached
-        reached &= ~((stage == k) & decided)
-    return cost
-
-
-def _stats(dec, stage, y, units, costs, n_resamples, seed) -> dict[str, Any]:
-    decided = dec != "abstain"
-    wrong = (((dec == "pass") & (y == 0)) | ((dec == "fail") & (y == 1))).astype(float)
-    cost = _row_cost(stage, decided, costs)
-    K = len(costs)
-    at = [((stage == k) & decided).astype(float) for k in range(K)]
-
-    def stat(dec_, wrong_, cost_, *at_):
-        n_dec = dec_.sum()
-        out = {"coverage": dec_.mean(), "error": wrong_.sum() / n_dec if n_dec else math.nan, "cost": cost_.mean()}
-        out.update({f"stage_{k + 1}": a.mean() for k, a in enumerate(at_)})
-        return out
-
-    ivs = bootstrap_many(stat, [decided.astype(float), wrong, cost, *at], n_resamples=n_resamples, seed=seed,
-                         clusters=units if len(set(units)) < len(units) else None)
-    out: dict[str, Any] = {"n": int(len(y)), "decided": int(decided.sum())}
-    for k, iv in ivs.items():
-        out[k] = iv.to_dict()
-        out[f"{k}_text"] = format(iv)
-    return out
-
-
-def heldout_cascade(al: StageRows, policy: CascadePolicy, *, k_folds: int = 5, n_resamples: int = 1000) -> dict | None:
-    """Cross-fitted coverage, error, cost and stage shares of the cascade and of each stage alone (None: too few units)."""
-    folds = _folds(al.labels, al.units, k_folds, policy.seed)
-    if folds is None:
-        return None
-    costs = np.array([s.cost for s in policy.stages])
-    base = CascadeFitOptions(alpha=policy.alpha, delta=policy.delta, costs=tuple(costs),
-                             abstain_cost=policy.abstain_cost, ordering_fraction=policy.ordering_fraction,
-                             seed=policy.seed)
-    systems: dict[str, Any] = {}
-    dec, stage = _crossfit(al.scores, al.labels, al.units, folds, base)
-    systems["cascade"] = _stats(dec, stage, al.labels, al.units, costs, n_resamples, policy.seed)
-    for k, st in enumerate(policy.stages):
-        one = replace(base, costs=(float(costs[k]),))
-        dec, stage = _crossfit(al.scores[k:k + 1], al.labels, al.units, folds, one)
-        systems[f"{st.name} alone"] = _stats(dec, stage, al.labels, al.units, costs[k:k + 1], n_resamples, policy.seed)
-    return {"mode": f"{len(folds)}-fold cross-fitting over units", "n": int(len(al.labels)), "systems": systems}
+__all__ = ["cascade_report", "write_cascade_report"]
 
 
 def _held_out_table(policy: CascadePolicy, held: dict) -> Table:
