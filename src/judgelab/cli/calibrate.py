@@ -68,7 +68,7 @@ def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import LazyModel, calibrate
+    from judgelab.calibration import CalibrationOptions, LazyModel, calibrate
 
     if getattr(args, "stress", False):
         from judgelab.cli.stress import run as run_stress
@@ -95,20 +95,15 @@ def run(args: argparse.Namespace) -> int:
         args.set,
         args.out,
         task=args.task,
-        threshold_strategy=args.threshold_strategy,
-        calibrator=args.calibrator,
-        self_generators=patterns,
-        target_error=args.target_error,
-        limit=args.limit,
-        skip_invalid=args.skip_invalid,
-        batch_size=args.batch_size,
-        n_resamples=args.resamples,
-        seed=args.seed,
-        progress=not args.no_progress,
-        figures=not args.no_plots,
         model_options=options if executor is not None else None,
         executor=executor,
         evaluators=evaluators,
+        options=CalibrationOptions(
+            threshold_strategy=args.threshold_strategy, calibrator=args.calibrator, self_generators=patterns,
+            target_error=args.target_error, limit=args.limit, skip_invalid=args.skip_invalid,
+            batch_size=args.batch_size, n_resamples=args.resamples, seed=args.seed,
+            progress=not args.no_progress, figures=not args.no_plots,
+        ),
     )
     print_executor_report(executor)
     for task, a in result.analyses.items():

@@ -17,7 +17,7 @@ from judgelab.calibration.data._sets import resolve_set, rows_by_task
 from judgelab.calibration.data._records import ScoreRecord, read_scores
 from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
 from judgelab.calibration.scoring._run import run
-from judgelab.calibration._options import with_overrides
+from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._judge import Judge, task_identity
 from judgelab.errors import DataError, JudgelabError
@@ -55,21 +55,19 @@ def analyze_run(
     notes: Mapping[str, Sequence[str]] | None = None,
     policy_delta: float | None = 0.1,
     options: CalibrationOptions | None = None,
-    **overrides: Any,
 ) -> dict[str, Analysis]:
     """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
 
-    ``options`` (a ``CalibrationOptions``, or its fields as keywords:
-    ``threshold_strategy``, ``calibrator``, ``self_generators``,
-    ``target_error``, ``k_folds``, ``n_resamples``, ``seed``, ``figures``)
-    say how. ``notes`` are ``{task: [warning, ...]}`` about the data, stated
+    ``options`` (a ``CalibrationOptions``; its ``threshold_strategy``,
+    ``calibrator``, ``self_generators``, ``target_error``, ``k_folds``,
+    ``n_resamples``, ``seed`` and ``figures`` are read) say how. ``notes`` are ``{task: [warning, ...]}`` about the data, stated
     in the report.
 
     With ``policy_delta`` set (the default 0.1), each task also gets a
     pass/fail/abstain policy at ``alpha = target_error`` (``policy.json``, or
     ``policy-TASK.json`` for several tasks) and a Deployment report section.
     """
-    o = with_overrides(CalibrationOptions, options, overrides, "analyze_run")
+    o = options_or_default(CalibrationOptions, options, "analyze_run")
     if isinstance(records, (str, Path)):
         records = read_scores(records)
     by_task: dict[str, list[ScoreRecord]] = {}
@@ -147,7 +145,6 @@ def calibrate(
     model_options: Mapping[str, Any] | None = None,
     executor: Executor | None = None,
     options: CalibrationOptions | None = None,
-    **overrides: Any,
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
@@ -181,17 +178,20 @@ def calibrate(
         ``model`` (then a model id or path), ``backend`` and
         ``model_options``.
 
-    options, overrides
-        A ``CalibrationOptions``, or its fields as keywords (``threshold_strategy``,
-        ``calibrator``, ``self_generators``, ``target_error``, ``limit``,
-        ``skip_invalid``, ``batch_size``, ``k_folds``, ``n_resamples``, ``seed``,
-        ``progress``, ``figures``; keywords win).
+    options
+        How to choose rows, thresholds and intervals: a ``CalibrationOptions``
+        (``threshold_strategy``, ``calibrator``, ``self_generators``,
+        ``target_error``, ``limit``, ``skip_invalid``, ``batch_size``,
+        ``k_folds``, ``n_resamples``, ``seed``, ``progress``, ``figures``);
+        None for the defaults. The options object is the only way to set
+        them: ``calibrate(..., limit=24)`` raises ``TypeError``, write
+        ``calibrate(..., options=CalibrationOptions(limit=24))``.
 
     Returns
     -------
     CalibrationResult
     """
-    o = with_overrides(CalibrationOptions, options, overrides, "calibrate")
+    o = options_or_default(CalibrationOptions, options, "calibrate")
     o.check()
     out = _writable_folder(out)
     by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid)
