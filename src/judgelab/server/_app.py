@@ -19,7 +19,7 @@ from judgelab.engine import JudgeModel
 from judgelab.server import _decisions, _evaluate, _ollama, _openai, _ops, _systemone
 from judgelab.server._config import ServerConfig
 from judgelab.server._errors import install_error_handlers
-from judgelab.server._evaluate import EvaluatorFactory, registered_factories
+from judgelab.server._evaluate import ServedEvaluatorBuilder, registered_factories
 from judgelab.server._middleware import AuthAndMetrics
 from judgelab.server._policy import bind_factories
 from judgelab.server._state import JudgeState
@@ -43,7 +43,7 @@ def create_app(
     model: JudgeModel,
     config: ServerConfig | None = None,
     *,
-    evaluators: Mapping[str, EvaluatorFactory] | None = None,
+    evaluators: Mapping[str, ServedEvaluatorBuilder] | None = None,
 ) -> FastAPI:
     """A FastAPI app serving ``model`` over judgelab's, Ollama's, OpenAI's and TypeSafe's APIs.
 

@@ -10,20 +10,19 @@ in their ``judgelab`` field.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from judgelab.engine import JudgeModel
+from judgelab.server._evaluate import ServedEvaluatorBuilder
 from judgelab.wire import BoundPolicy, bind_policy, policy_summary
 
 __all__ = ["bind_factories", "policy_extra"]
 
-Factory = Callable[[Any, float], Any]
-
 
 def bind_factories(
-    policy: BoundPolicy, model: JudgeModel, factories: Mapping[str, Factory],
-) -> tuple[dict[str, Factory], list[str]]:
+    policy: BoundPolicy, model: JudgeModel, factories: Mapping[str, ServedEvaluatorBuilder],
+) -> tuple[dict[str, ServedEvaluatorBuilder], list[str]]:
     """Factories whose evaluators decide with ``policy``, and the names they apply to.
 
     Raises
@@ -40,7 +39,7 @@ def bind_factories(
     return out, names
 
 
-def _with_policy(factory: Factory, policy: Any) -> Factory:
+def _with_policy(factory: ServedEvaluatorBuilder, policy: Any) -> ServedEvaluatorBuilder:
     def make(model: Any, threshold: float) -> Any:
         evaluator = factory(model, threshold)
         evaluator.set_policy(policy)
