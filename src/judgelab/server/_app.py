@@ -70,7 +70,7 @@ def create_app(
     config = config or ServerConfig()
     factories, policy_names = {**registered_factories(), **(evaluators or {})}, []
     if config.policy is not None:  # refused here, before any worker starts, when it is not this judge's
-        factories, policy_names = bind_factories(config.policy, model, factories)
+        factories, policy_names = bind_factories(config.policy, model, factories, custom=set(evaluators or {}))
     app.state.judge = JudgeState(model, config)
     app.state.judge.policy_evaluators = policy_names
     app.state.evaluators = factories
