@@ -59,11 +59,11 @@ def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple
     if executor is not None:
         raise ParameterError("calibrate --evaluator does not run on Ray yet: drop --ray, or drop --evaluator "
                              "to score with the task's default evaluator.")
-    from judgelab import load_model
+    from judgelab.calibration import LazyModel
     from judgelab.evaluators import build_evaluator, registered_evaluator
 
     task = args.task[0] if args.task else ("fact-check" if ":" in name else registered_evaluator(name.partition("+")[0]).task)
-    model = load_model(args.model, **options)
+    model = LazyModel(args.model, options)  # the one lazy loader: a finished run is re-analysed without the weights
     return model, {task: build_evaluator(name, model, task=task)}
 
 
