@@ -98,13 +98,13 @@ class FactCheckingEvaluator(YesNoEvaluator):
 
     def __init__(self, model: JudgeModel, prompt_template: str | None = None, threshold: float = 0.5, *,
                  decompose: bool = False, window: int = 3, top_windows: int = 3, **options: Any) -> None:
-        super().__init__(model, prompt_template, threshold, **options)
-        _check_decomposition(window, top_windows)
-        self.decompose = decompose
+        self.decompose = decompose  # set first: a policy given here reads config() in super().__init__
         self.window = window
         self.top_windows = top_windows
         if decompose:
             self.name = "fact-checking-sentences"
+        super().__init__(model, prompt_template, threshold, **options)
+        _check_decomposition(window, top_windows)
 
     @classmethod
     def config_for(cls, prompt_template: str | None = None, threshold: float = 0.5, *, decompose: bool = False,
