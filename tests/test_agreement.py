@@ -17,6 +17,7 @@ from sklearn.metrics import cohen_kappa_score as sk_kappa
 from sklearn.metrics import recall_score
 
 from judgelab.calibration import (
+    CalibrationOptions,
     DegenerateMetricWarning,
     LabelledRow,
     ScoreRecord,
@@ -118,7 +119,7 @@ _KEYS_BEFORE = {"task", "headline", "chance_note", "rows", "threshold", "heldout
 def test_report_and_metrics_show_kappa_tpr_tnr_and_the_length_check(tmp_path, scripted_evaluator):
     rows, scores = _planted()
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": scripted_evaluator(scores)},
-                    n_resamples=300, progress=False, figures=False)
+                    options=CalibrationOptions(n_resamples=300, progress=False, figures=False))
     a = res.analyses["fact-check"]
     # the same rows, threshold and bootstrap as the held-out table: the same kappa and interval
     for mine, theirs in ((a.agreement.kappa, a.heldout["cohen_kappa"]), (a.agreement.tpr, a.heldout["recall"])):
@@ -144,15 +145,15 @@ def test_report_and_metrics_show_kappa_tpr_tnr_and_the_length_check(tmp_path, sc
 
 def test_records_from_before_the_length_field_get_it_from_their_rows(tmp_path, scripted_evaluator):
     rows, scores = _planted(split=False)
-    calibrate(set=rows, out=tmp_path, evaluators={"fact-check": scripted_evaluator(scores)}, n_resamples=100,
-              progress=False, figures=False)
+    calibrate(set=rows, out=tmp_path, evaluators={"fact-check": scripted_evaluator(scores)},
+              options=CalibrationOptions(n_resamples=100, progress=False, figures=False))
     path = tmp_path / "scores.jsonl"
     recs = [json.loads(x) for x in path.read_text().splitlines()]
     assert recs[0]["response_chars"] == len(rows[0].response)
     path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "response_chars"}) + "\n" for r in recs))
     again = scripted_evaluator(scores)
-    res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": again}, n_resamples=100, progress=False,
-                    figures=False)
+    res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": again},
+                    options=CalibrationOptions(n_resamples=100, progress=False, figures=False))
     assert again.seen == 0 and res.analyses["fact-check"].length_bias.n == {1: 80, 0: 80}
     assert res.analyses["fact-check"].agreement.rows == "held-out (cross-validation folds)"
     # analysing the bare records (no rows to read lengths from): no length check, the rest as before

@@ -10,9 +10,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_calibrate_starter_slice_with_the_real_model(judge_model, tmp_path):
-    from judgelab.calibration import calibrate, read_scores
+    from judgelab.calibration import CalibrationOptions, calibrate, read_scores
 
-    res = calibrate(judge_model, out=tmp_path, limit=16, n_resamples=100, progress=False)
+    res = calibrate(judge_model, out=tmp_path, options=CalibrationOptions(limit=16, n_resamples=100, progress=False))
     recs = read_scores(tmp_path / "scores.jsonl")
     assert len(recs) == 32 and all(r.ok for r in recs)  # 16 fact-check + 16 relevancy
     r = recs[0]

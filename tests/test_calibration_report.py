@@ -10,6 +10,7 @@ import pytest
 from judgelab.errors import DataError
 
 from judgelab.calibration import (
+    CalibrationOptions,
     LabelledRow,
     analyze,
     calibrate,
@@ -40,7 +41,7 @@ def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path, scripted
     rows, scores = _set(gens=True)
     ev = scripted_evaluator(scores)
     calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev, "relevancy": ev},
-                    self_generators=["*gemma*"], n_resamples=200, progress=False)
+              options=CalibrationOptions(self_generators=["*gemma*"], n_resamples=200, progress=False))
     for name in ("scores.jsonl", "metrics.json", "report.md", "report.html", "calibrator-fact-check.json"):
         assert (tmp_path / name).exists(), name
     md = (tmp_path / "report.md").read_text()
@@ -61,13 +62,14 @@ def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path, scripted
     assert cal.predict(np.array([0.5])).shape == (1,)
     # rerunning re-analyses without scoring again
     ev2 = scripted_evaluator(scores)
-    calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev2, "relevancy": ev2}, n_resamples=50,
-              progress=False, figures=False)
+    calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev2, "relevancy": ev2},
+              options=CalibrationOptions(n_resamples=50, progress=False, figures=False))
     assert ev2.seen == 0
     # another judge (a model id whose spec and evaluators did not score these rows) is refused
     # before anything is loaded or scored, instead of reporting the scripted judge's numbers
     with pytest.raises(DataError, match=r"40 record\(s\) scored by another model spec"):
-        calibrate("gemma-3-270m", set=rows, out=tmp_path, n_resamples=50, progress=False, figures=False)
+        calibrate("gemma-3-270m", set=rows, out=tmp_path,
+                  options=CalibrationOptions(n_resamples=50, progress=False, figures=False))
 
 
 def test_without_split_uses_cross_validation_and_says_so():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.calibration import LabelledRow, perturb_rows, resolve_attacks, stress
+from judgelab.calibration import LabelledRow, StressOptions, perturb_rows, resolve_attacks, stress
 from judgelab.calibration.robustness import template_layout
 from judgelab.engine import Judgment
 from judgelab.errors import JudgelabError
@@ -170,8 +170,8 @@ def _stress(tmp_path, model, **kw):
     ev = FactCheckingEvaluator(model)
     kw.setdefault("attacks", "inject-ignore,verdict-answer@end,whitespace")
     kw.setdefault("consistency", ())
-    return stress("planted", _rows(), tmp_path / "run", evaluator=ev, n_resamples=300, progress=False,
-                  figures=False, **kw)
+    return stress("planted", _rows(), tmp_path / "run", evaluator=ev,
+                  options=StressOptions(n_resamples=300, progress=False, figures=False, **kw))
 
 
 def test_a_judge_that_obeys_injections_is_caught(tmp_path, planted):

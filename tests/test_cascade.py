@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from judgelab.calibration import (
+    CalibrationOptions,
     CascadeFitOptions,
     ScoreRecord,
     aligned_stages,
@@ -253,7 +254,8 @@ def test_calibrate_and_gate_take_a_cascade_like_any_evaluator(tmp_path):
     starter = Path(__file__).resolve().parents[1] / "calibration" / "starter.jsonl"
     cascade = Cascade([Hashed("a", "spec-a"), Hashed("b", "spec-b")], bands=[(0.2, 0.8), (0.5, 0.5)])
     result = calibrate("gemma-3-270m", starter, tmp_path / "run", task=["fact-check"], evaluators={"fact-check": cascade},
-                       n_resamples=50, figures=False, progress=False)  # every row is scored by the cascade: no model loads
+                       # every row is scored by the cascade: no model loads
+                       options=CalibrationOptions(n_resamples=50, figures=False, progress=False))
     records = read_scores(result.files["scores"] if "scores" in result.files else tmp_path / "run" / "scores.jsonl")
     assert records and {r.evaluator for r in records} == {"Cascade"}
     assert {r.template_hash for r in records} == {cascade.template_hash}

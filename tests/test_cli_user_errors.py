@@ -77,13 +77,32 @@ def test_calibrate_bad_analysis_options_are_refused_before_scoring(run_cli, user
 
 
 def test_calibrate_library_checks_options_before_scoring(tmp_path):
-    from judgelab.calibration import calibrate
+    from judgelab.calibration import CalibrationOptions, calibrate
     from judgelab.errors import ParameterError
 
     with pytest.raises(ParameterError, match="'n_resamples' parameter of calibrate"):
-        calibrate("no-such-model", out=tmp_path, n_resamples=0)
+        calibrate("no-such-model", out=tmp_path, options=CalibrationOptions(n_resamples=0))
     with pytest.raises(ValueError, match="'target_error'"):  # ParameterError is a ValueError
-        calibrate("no-such-model", out=tmp_path, target_error=5)
+        calibrate("no-such-model", out=tmp_path, options=CalibrationOptions(target_error=5))
+
+
+def test_calibrate_and_stress_take_their_options_as_one_object(tmp_path):
+    from judgelab.calibration import CalibrationOptions, analyze_run, calibrate, stress
+    from judgelab.errors import ParameterError
+
+    # an option as a keyword is an unknown keyword (Python's own error), never silently ignored
+    with pytest.raises(TypeError, match="unexpected keyword argument 'limit'"):
+        calibrate("no-such-model", out=tmp_path, limit=3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'fence'"):
+        stress("no-such-model", out=tmp_path, fence=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
+        analyze_run([], tmp_path, seed=1)
+    # a dict of fields is refused by name, saying which class to build
+    with pytest.raises(ParameterError, match="'options' parameter of calibrate must be None or a CalibrationOptions"):
+        calibrate("no-such-model", out=tmp_path, options={"limit": 3})
+    with pytest.raises(ParameterError, match="'options' parameter of stress must be None or a StressOptions"):
+        stress("no-such-model", out=tmp_path, options=CalibrationOptions(limit=3))
+    assert not (tmp_path / "scores.jsonl").exists()
 
 
 def test_sets_validate_empty_file(run_cli, user_error, tmp_path):
@@ -141,12 +160,12 @@ def test_duplicate_spec_ids_name_both_files(run_cli, user_error, tmp_path):
 
 
 def test_single_class_set_is_stated_in_the_report(tmp_path, scripted_evaluator):
-    from judgelab.calibration import LabelledRow, calibrate
+    from judgelab.calibration import CalibrationOptions, LabelledRow, calibrate
 
     rows = [LabelledRow(id=f"r{i}", task="fact-check", documents=["d"], response=f"c{i}", label=1) for i in range(12)]
     ev = scripted_evaluator({f"c{i}": 0.5 + i / 30 for i in range(12)})
-    res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev}, n_resamples=50, progress=False,
-                    figures=False)
+    res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev},
+                    options=CalibrationOptions(n_resamples=50, progress=False, figures=False))
     a = res.analyses["fact-check"]
     assert a.headline().startswith("No threshold to ship") and "label 0" in a.headline()
     assert any("Only label 1 rows" in w for w in a.warnings())
@@ -156,13 +175,13 @@ def test_single_class_set_is_stated_in_the_report(tmp_path, scripted_evaluator):
 
 
 def test_fact_check_rows_without_evidence_are_stated(tmp_path, scripted_evaluator):
-    from judgelab.calibration import LabelledRow, calibrate
+    from judgelab.calibration import CalibrationOptions, LabelledRow, calibrate
 
     rows = [LabelledRow(id=f"r{i}", task="fact-check", documents=[] if i < 2 else ["d"], response=f"c{i}",
                         label=i % 2) for i in range(12)]
     ev = scripted_evaluator({f"c{i}": 0.3 + (i % 2) * 0.4 for i in range(12)})
-    res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev}, n_resamples=50, progress=False,
-                    figures=False)
+    res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": ev},
+                    options=CalibrationOptions(n_resamples=50, progress=False, figures=False))
     warnings = res.analyses["fact-check"].warnings()
     assert any("2 fact-check row(s) have no evidence" in w and "r0, r1" in w for w in warnings)
     assert "have no evidence" in (tmp_path / "report.md").read_text()

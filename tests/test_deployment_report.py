@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from judgelab.calibration import ScoreRecord, analyze_run, load_policy
+from judgelab.calibration import CalibrationOptions, ScoreRecord, analyze_run, load_policy
 from judgelab.cli import main
 
 
@@ -29,7 +29,7 @@ def _save(records, path):
 
 def test_analyze_run_writes_policy_and_deployment_section(tmp_path):
     records = _records()
-    analyze_run(records, tmp_path, meta={"set": "synthetic"}, n_resamples=200)
+    analyze_run(records, tmp_path, meta={"set": "synthetic"}, options=CalibrationOptions(n_resamples=200))
     policy = load_policy(tmp_path / "policy.json")
     assert policy.feasible and policy.set == "synthetic" and policy.template_hash == "tmpl"
     assert policy.heldout is not None and policy.heldout["n"] == len(records)

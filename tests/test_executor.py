@@ -20,6 +20,7 @@ from judgelab.calibration import (
     run,
 )
 from judgelab.errors import JudgelabError
+from judgelab.specs import DEFAULT_MODEL_ID
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -95,6 +96,8 @@ def test_evaluator_factory_pickles_and_fills_replica_resources():
     assert EvaluatorFactory(model_options={"n_threads": 8}).for_replica(threads=1).model_options["n_threads"] == 8
     with pytest.raises(JudgelabError, match="task 'rubric'"):
         EvaluatorFactory(task="rubric")
+    # its default judge is the shipped default (the tuned judge), as calibrate's, not the base "at chance"
+    assert EvaluatorFactory().model == DEFAULT_MODEL_ID == "gemma-3-270m-judge"
 
 
 def test_ray_executor_refuses_a_built_evaluator_and_bad_parameters(tmp_path, scripted_evaluator):

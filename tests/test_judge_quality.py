@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from judgelab.calibration import calibrate
+from judgelab.calibration import CalibrationOptions, calibrate
 from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator, evaluate_many
 
 #: (premise, entailed hypothesis, contradicted hypothesis): the first 16 premises of e-SNLI's *test* split
@@ -85,7 +85,8 @@ def test_supported_claims_score_above_unsupported_ones(default_judge):
 
 
 def test_calibrate_on_the_starter_relevancy_rows_ranks_above_the_floor(default_judge, tmp_path):
-    calibrate(default_judge, out=tmp_path, task="relevancy", n_resamples=100, figures=False, progress=False)
+    calibrate(default_judge, out=tmp_path, task="relevancy",
+              options=CalibrationOptions(n_resamples=100, figures=False, progress=False))
     task = json.loads((tmp_path / "metrics.json").read_text(encoding="utf-8"))["tasks"]["relevancy"]
     auroc = task["in_sample_at_threshold"]["auroc"]
     assert task["rows"]["scored"] == 60

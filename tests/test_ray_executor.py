@@ -20,6 +20,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from judgelab.calibration import (  # noqa: E402
+    CalibrationOptions,
     EvaluatorFactory,
     LabelledRow,
     RayExecutor,
@@ -112,7 +113,7 @@ def test_ray_scores_equal_local_bit_for_bit_and_a_document_stays_on_one_replica(
 
 
 def test_calibrate_on_ray_gives_the_local_metrics(ray_cluster, judge_model, doc_rows, local_reference, tmp_path):
-    common = dict(n_resamples=50, k_folds=3, progress=False, figures=False)
+    common = {"options": CalibrationOptions(n_resamples=50, k_folds=3, progress=False, figures=False)}
     # the local calibration analyses the local reference run's scores (scored above, not again)
     (tmp_path / "local").mkdir()
     shutil.copy(local_reference[2], tmp_path / "local" / "scores.jsonl")

@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.calibration import Attack, BUILTIN_ATTACKS, LabelledRow, read_attacks_file, resolve_attacks, stress, write_rows
+from judgelab.calibration import (
+    BUILTIN_ATTACKS,
+    Attack,
+    LabelledRow,
+    StressOptions,
+    read_attacks_file,
+    resolve_attacks,
+    stress,
+    write_rows,
+)
 from judgelab.cli import main
 from judgelab.engine import Judgment
 from judgelab.errors import DataError
@@ -120,7 +129,8 @@ def test_builtin_text_attacks_are_attack_entries():
 def test_three_file_attacks_are_reported_with_flip_rates_and_intervals(tmp_path):
     path = _attacks_file(tmp_path / "attacks.jsonl", ["# my team's injections", "", *_THREE])
     res = stress("planted", _rows(), tmp_path / "run", evaluator=FactCheckingEvaluator(PlantedJudge()),
-                 attacks_file=path, consistency=(), n_resamples=300, progress=False, figures=False)
+                 options=StressOptions(attacks_file=path, consistency=(), n_resamples=300, progress=False,
+                                       figures=False))
     s = res.tasks["fact-check"]
     by = {a.key: a for a in s.attacks}
     assert list(by) == ["inject-de@end", "inject-en-polite@start", "evidence-note-de@end"]  # the file's, in order
@@ -223,8 +233,8 @@ def test_a_transform_that_returns_no_text_is_a_clear_error(tmp_path, monkeypatch
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     with pytest.raises(Exception, match="returned an object of type int; it must return the attacked text"):
         stress("planted", _rows(2), tmp_path / "run", evaluator=FactCheckingEvaluator(PlantedJudge()),
-               attacks="test_stress_attack_files:not_text", consistency=(), n_resamples=50, progress=False,
-               figures=False)
+               options=StressOptions(attacks="test_stress_attack_files:not_text", consistency=(), n_resamples=50,
+                                     progress=False, figures=False))
 
 
 def test_real_model_stress_with_an_attacks_file(tmp_path, capsys):

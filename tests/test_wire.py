@@ -21,6 +21,7 @@ from judgelab.wire import (
     content_text,
     one_turn,
     policy_applies,
+    template_hash_of,
 )
 
 
@@ -114,12 +115,14 @@ def test_a_policy_binds_to_the_evaluators_that_ask_its_question(fake_spec):
     model = SimpleNamespace(id="m", spec=fake_spec(spec_hash="s1"))
     builders = {"a": lambda: SimpleNamespace(template_hash="t1"), "b": lambda: SimpleNamespace(template_hash="t2"),
                 "ensemble": lambda: (_ for _ in ()).throw(TypeError("no template"))}
-    assert bind_policy(_Policy("s1", "t2"), model, builders) == ["b"]
+    hashes = {name: template_hash_of(build) for name, build in builders.items()}
+    assert hashes == {"a": "t1", "b": "t2", "ensemble": None}
+    assert bind_policy(_Policy("s1", "t2"), model, hashes) == ["b"]
     with pytest.raises(PolicyMismatchError, match="calibrated for no evaluator this server runs") as caught:
-        bind_policy(_Policy("s1", "t9"), model, builders)
+        bind_policy(_Policy("s1", "t9"), model, hashes)
     assert "a t1" in str(caught.value) and "ensemble" not in str(caught.value)
     with pytest.raises(PolicyMismatchError, match="names no template hash"):
-        bind_policy(_Policy("s1", None), model, builders)
+        bind_policy(_Policy("s1", None), model, hashes)
     with pytest.raises(PolicyMismatchError, match="another judge"):
-        bind_policy(_Policy("s0", "t1"), model, builders)
+        bind_policy(_Policy("s0", "t1"), model, hashes)
     assert policy_applies(_Policy("s1", "t1"), builders["a"]()) and not policy_applies(_Policy("s1", None), object())

@@ -1,8 +1,11 @@
-"""Frozen option objects with keyword overrides, so that no public call takes more than a few parameters.
+"""Frozen option objects, so that no public call takes more than a few parameters.
 
-``calibrate(..., options=CalibrationOptions(seed=1))`` and
-``calibrate(..., seed=1)`` mean the same: keyword overrides are the fields of
-the options class, checked by name like ordinary keyword arguments.
+``calibrate``, ``analyze_run`` and ``stress`` take their options as one
+object alone (``calibrate(..., options=CalibrationOptions(seed=1))``), as
+httpx takes a ``Timeout``: a field name that is not a parameter is Python's
+own ``TypeError``, and ``options_or_default`` checks the object's type once.
+``with_overrides`` serves the policy fitters, which still take an options
+object plus keyword overrides of its fields.
 """
 
 from __future__ import annotations
@@ -11,9 +14,27 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-__all__ = ["with_overrides"]
+from judgelab.errors import check_parameter
+
+__all__ = ["options_or_default", "with_overrides"]
 
 T = TypeVar("T")
+
+
+def options_or_default(cls: type[T], options: T | None, where: str) -> T:
+    """``options``, or ``cls()`` when it is None.
+
+    Raises
+    ------
+    ParameterError
+        When ``options`` is neither None nor a ``cls`` (a dict of fields, say),
+        naming the call and the class to build.
+    """
+    if options is None:
+        return cls()
+    check_parameter(isinstance(options, cls), "options", where, f"None or a {cls.__name__} "
+                    f"(options={cls.__name__}(limit=24), say)", options)
+    return options
 
 
 def with_overrides(cls: type[T], options: T | None, overrides: Mapping[str, Any], where: str) -> T:

@@ -59,16 +59,16 @@ def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple
     if executor is not None:
         raise ParameterError("calibrate --evaluator does not run on Ray yet: drop --ray, or drop --evaluator "
                              "to score with the task's default evaluator.")
-    from judgelab import load_model
+    from judgelab.calibration import LazyModel
     from judgelab.evaluators import build_evaluator, registered_evaluator
 
     task = args.task[0] if args.task else ("fact-check" if ":" in name else registered_evaluator(name.partition("+")[0]).task)
-    model = load_model(args.model, **options)
+    model = LazyModel(args.model, options)  # the one lazy loader: a finished run is re-analysed without the weights
     return model, {task: build_evaluator(name, model, task=task)}
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import LazyModel, calibrate
+    from judgelab.calibration import CalibrationOptions, LazyModel, calibrate
 
     if getattr(args, "stress", False):
         from judgelab.cli.stress import run as run_stress
@@ -95,20 +95,15 @@ def run(args: argparse.Namespace) -> int:
         args.set,
         args.out,
         task=args.task,
-        threshold_strategy=args.threshold_strategy,
-        calibrator=args.calibrator,
-        self_generators=patterns,
-        target_error=args.target_error,
-        limit=args.limit,
-        skip_invalid=args.skip_invalid,
-        batch_size=args.batch_size,
-        n_resamples=args.resamples,
-        seed=args.seed,
-        progress=not args.no_progress,
-        figures=not args.no_plots,
         model_options=options if executor is not None else None,
         executor=executor,
         evaluators=evaluators,
+        options=CalibrationOptions(
+            threshold_strategy=args.threshold_strategy, calibrator=args.calibrator, self_generators=patterns,
+            target_error=args.target_error, limit=args.limit, skip_invalid=args.skip_invalid,
+            batch_size=args.batch_size, n_resamples=args.resamples, seed=args.seed,
+            progress=not args.no_progress, figures=not args.no_plots,
+        ),
     )
     print_executor_report(executor)
     for task, a in result.analyses.items():

@@ -54,19 +54,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``stress`` from ``judgelab stress`` or ``judgelab calibrate --stress`` arguments."""
-    from judgelab.calibration import stress
+    from judgelab.calibration import StressOptions, stress
 
     options = {"backend": args.backend}
     if args.threads:
         options["n_threads"] = args.threads
     checks = [] if args.consistency.strip() == "none" else [c.strip() for c in args.consistency.split(",") if c.strip()]
     result = stress(
-        args.model, args.set, args.out,
-        evaluator=args.evaluator, attacks=args.attacks, attacks_file=args.attacks_file, consistency=checks, fence=args.fence,
-        label_mass=args.label_mass, task=args.task, limit=args.limit,
-        threshold_strategy=args.threshold_strategy, calibrator=args.calibrator, batch_size=args.batch_size,
-        n_resamples=args.resamples, seed=args.seed, progress=not args.no_progress, figures=not args.no_plots,
-        model_options=options,
+        args.model, args.set, args.out, evaluator=args.evaluator, task=args.task, model_options=options,
+        options=StressOptions(
+            attacks=args.attacks, attacks_file=args.attacks_file, consistency=checks, fence=args.fence,
+            label_mass=args.label_mass, limit=args.limit, threshold_strategy=args.threshold_strategy,
+            calibrator=args.calibrator, batch_size=args.batch_size, n_resamples=args.resamples, seed=args.seed,
+            progress=not args.no_progress, figures=not args.no_plots,
+        ),
     )
     for task, a in result.calibration.analyses.items():
         print(f"{task}: {a.headline()}")

@@ -28,10 +28,12 @@ from judgelab.evaluators._registry import (
     RegisteredEvaluator,
     build_evaluator,
     default_evaluator_name,
+    evaluator_config,
     evaluator_names,
     register_evaluator,
     registered_evaluator,
 )
+from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._fence import FENCED_FACT_CHECK_TEMPLATE, FENCED_RELEVANCY_TEMPLATE, fenced
 from judgelab.evaluators.fact_checking import (
     BESPOKE_FACT_CHECK_TEMPLATE,
@@ -124,11 +126,13 @@ __all__ = [
     "RubricItem",
     "ScoreCriterion",
     "SelfRefine",
+    "TemplateConfig",
     "Verdict",
     "YesNoEvaluator",
     "build_evaluator",
     "default_evaluator_name",
     "evaluate_many",
+    "evaluator_config",
     "evaluator_names",
     "config_hash",
     "evaluator_identity",

@@ -8,8 +8,6 @@ calibrator; ``passed`` is ``score >= threshold``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -19,7 +17,8 @@ import numpy as np
 from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, TemplateError, check_parameter
 from judgelab.evaluators._chunking import chunk_text
-from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
+from judgelab.evaluators._identity import EvaluatorIdentity
+from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.questions import PromptAnswer, ask_prompts
@@ -103,12 +102,9 @@ class YesNoEvaluator(BaseEvaluator):
         policy: DecisionPolicy | None = None,
         abstain_passes: bool = False,
     ) -> None:
-        check_parameter(isinstance(threshold, (int, float)) and 0.0 <= threshold <= 1.0, "threshold",
-                        type(self).__name__, "a number in [0, 1]", threshold)
-        prompt_template = prompt_template or self.default_template
-        check_placeholders(prompt_template, self.required_placeholders, evaluator=type(self).__name__)
+        config = self.config_for(prompt_template, threshold, system=system, labels=labels, calibrator=calibrator)
         self.model = model
-        self.prompt_template = prompt_template
+        self.prompt_template = config.template
         self.threshold = threshold
         self.system = system
         self.labels = labels
@@ -118,11 +114,46 @@ class YesNoEvaluator(BaseEvaluator):
         if policy is not None:
             self.set_policy(policy, abstain_passes=abstain_passes)
 
+    @classmethod
+    def config_for(
+        cls,
+        prompt_template: str | None = None,
+        threshold: float = 0.5,
+        *,
+        system: str | None = None,
+        labels: tuple[str, str] = ("Yes", "No"),
+        calibrator: ScoreCalibrator | None = None,
+        policy: DecisionPolicy | None = None,
+        abstain_passes: bool = False,
+    ) -> TemplateConfig:
+        """The ``TemplateConfig`` of ``cls(model, ...)`` with these arguments, checked as the constructor checks them.
+
+        Needs no model: what an evaluator asks and how it decides do not
+        depend on the model (``policy`` and ``abstain_passes`` are accepted
+        and change neither).
+
+        Raises
+        ------
+        ParameterError
+            When ``threshold`` is not in [0, 1].
+        TemplateError
+            When ``prompt_template`` lacks a required placeholder.
+        """
+        check_parameter(isinstance(threshold, (int, float)) and 0.0 <= threshold <= 1.0, "threshold",
+                        cls.__name__, "a number in [0, 1]", threshold)
+        prompt_template = prompt_template or cls.default_template
+        check_placeholders(prompt_template, cls.required_placeholders, evaluator=cls.__name__)
+        return TemplateConfig(cls, cls.name, prompt_template, system, tuple(labels), threshold, calibrator)
+
+    def config(self) -> TemplateConfig:
+        """What this evaluator asks and how it decides, as it is now (a fenced copy's fenced template included)."""
+        return TemplateConfig(type(self), self.name, self.prompt_template, self.system, tuple(self.labels),
+                              self.threshold, self.calibrator)
+
     @property
     def template_hash(self) -> str:
         """A short hash of what the model is asked: evaluator class, template, system prompt, labels."""
-        payload = json.dumps([type(self).__name__, self.prompt_template, self.system, list(self.labels)])
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+        return self.config().template_hash
 
     def set_policy(self, policy: DecisionPolicy, *, abstain_passes: bool = False) -> None:
         """Decide pass/fail/abstain with a calibrated policy instead of ``threshold``.
@@ -139,40 +170,17 @@ class YesNoEvaluator(BaseEvaluator):
     # -- identity ------------------------------------------------------------
 
     @classmethod
-    def _config_hash(
-        cls,
-        *,
-        name: str,
-        template: str,
-        system: str | None,
-        labels: tuple[str, str],
-        threshold: float,
-        calibrator: ScoreCalibrator | None,
-    ) -> str:
-        to_dict = getattr(calibrator, "to_dict", None)
-        cal = to_dict() if callable(to_dict) else (None if calibrator is None else repr(calibrator))
-        config = {"name": name, "template": template, "system": system, "labels": list(labels),
-                  "threshold": float(threshold), "calibrator": cal}
-        return config_hash(f"{cls.__module__}.{cls.__qualname__}", config)
-
-    @classmethod
     def default_identity(cls, spec_hash: str | None) -> EvaluatorIdentity:
         """The identity of ``cls(model)`` with default arguments, for a model whose spec has ``spec_hash``.
 
         Lets a caller check saved records against the evaluator it would build
-        without loading the model.
+        without loading the model (``cls.config_for(...).identity`` for other arguments).
         """
-        return EvaluatorIdentity(spec_hash, cls._config_hash(
-            name=cls.name, template=cls.default_template, system=None, labels=("Yes", "No"),
-            threshold=0.5, calibrator=None,
-        ))
+        return cls.config_for().identity(spec_hash)
 
     def identity(self) -> EvaluatorIdentity:
         """The model spec hash and a hash of this evaluator's configuration."""
-        return EvaluatorIdentity(self.model.spec.spec_hash, self._config_hash(
-            name=self.name, template=self.prompt_template, system=self.system, labels=self.labels,
-            threshold=self.threshold, calibrator=self.calibrator,
-        ))
+        return self.config().identity(self.model.spec.spec_hash)
 
     # -- subclass hooks ------------------------------------------------------
 

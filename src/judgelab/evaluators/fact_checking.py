@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import check_parameter
-from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
+from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._decompose import DecompositionPlan, combine_checks, plan_checks
 from judgelab.evaluators._spi import EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
@@ -32,6 +33,19 @@ MINICHECK_SYSTEM_PROMPT = (
     "substantiated by the document. If not, it should be considered inconsistent. Please "
     "assess the claim's consistency with the document by responding with either \"Yes\" or \"No\"."
 )
+
+
+def _check_decomposition(window: int, top_windows: int) -> None:
+    check_parameter(isinstance(window, int) and window >= 1, "window", "FactCheckingEvaluator", "an int >= 1", window)
+    check_parameter(isinstance(top_windows, int) and top_windows >= 1, "top_windows", "FactCheckingEvaluator",
+                    "an int >= 1", top_windows)
+
+
+def _bespoke_prompt(spec: Any) -> tuple[str, str]:
+    """MiniCheck's (template, system prompt): the spec's ``fact-check`` task format when it has one."""
+    task = (getattr(spec, "tasks", None) or {}).get("fact-check")
+    return (task.template if task else BESPOKE_FACT_CHECK_TEMPLATE,
+            task.system if task and task.system is not None else MINICHECK_SYSTEM_PROMPT)
 
 
 class FactCheckingEvaluator(YesNoEvaluator):
@@ -84,16 +98,31 @@ class FactCheckingEvaluator(YesNoEvaluator):
 
     def __init__(self, model: JudgeModel, prompt_template: str | None = None, threshold: float = 0.5, *,
                  decompose: bool = False, window: int = 3, top_windows: int = 3, **options: Any) -> None:
-        super().__init__(model, prompt_template, threshold, **options)
-        check_parameter(isinstance(window, int) and window >= 1, "window", "FactCheckingEvaluator",
-                        "an int >= 1", window)
-        check_parameter(isinstance(top_windows, int) and top_windows >= 1, "top_windows", "FactCheckingEvaluator",
-                        "an int >= 1", top_windows)
-        self.decompose = decompose
+        self.decompose = decompose  # set first: a policy given here reads config() in super().__init__
         self.window = window
         self.top_windows = top_windows
         if decompose:
             self.name = "fact-checking-sentences"
+        super().__init__(model, prompt_template, threshold, **options)
+        _check_decomposition(window, top_windows)
+
+    @classmethod
+    def config_for(cls, prompt_template: str | None = None, threshold: float = 0.5, *, decompose: bool = False,
+                   window: int = 3, top_windows: int = 3, **options: Any) -> TemplateConfig:
+        """The ``TemplateConfig`` of ``cls(model, ...)`` with these arguments, without a model (checked alike)."""
+        config = super().config_for(prompt_template, threshold, **options)
+        _check_decomposition(window, top_windows)
+        if not decompose:
+            return config
+        return dataclasses.replace(config, name="fact-checking-sentences", decomposition=(window, top_windows))
+
+    @classmethod
+    def bespoke_config(cls, spec: Any, threshold: float = 0.5, *,
+                       calibrator: ScoreCalibrator | None = None) -> TemplateConfig:
+        """The ``TemplateConfig`` of ``for_bespoke_minicheck`` on a model with ``spec`` (``None``: no spec), without a model."""
+        template, system = _bespoke_prompt(spec)
+        config = cls.config_for(template, threshold, system=system, calibrator=calibrator)
+        return dataclasses.replace(config, name="bespoke-minicheck")
 
     @classmethod
     def for_bespoke_minicheck(
@@ -104,23 +133,14 @@ class FactCheckingEvaluator(YesNoEvaluator):
         Uses the model spec's ``fact-check`` task format when it has one (as
         ``bespoke-minicheck-7b`` does).
         """
-        task = model.spec.tasks.get("fact-check")
-        evaluator = cls(
-            model,
-            task.template if task else BESPOKE_FACT_CHECK_TEMPLATE,
-            threshold,
-            system=(task.system if task and task.system is not None else MINICHECK_SYSTEM_PROMPT),
-            calibrator=calibrator,
-        )
+        template, system = _bespoke_prompt(model.spec)
+        evaluator = cls(model, template, threshold, system=system, calibrator=calibrator)
         evaluator.name = "bespoke-minicheck"
         return evaluator
 
-    def identity(self) -> EvaluatorIdentity:
-        identity = super().identity()
-        if not self.decompose:
-            return identity
-        extra = {"base": identity.evaluator_hash, "window": self.window, "top_windows": self.top_windows}
-        return EvaluatorIdentity(identity.spec_hash, config_hash("fact-checking-sentences", extra))
+    def config(self) -> TemplateConfig:
+        config = super().config()
+        return dataclasses.replace(config, decomposition=(self.window, self.top_windows)) if self.decompose else config
 
     def _plan(self, request: EvaluationRequest) -> DecompositionPlan:
         values = self.template_values(request)

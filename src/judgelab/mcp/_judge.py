@@ -12,7 +12,6 @@ layer turns into a one-line tool error. Nothing here imports the MCP SDK.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
 from typing import Any
 
 from judgelab.engine import JudgeModel
@@ -20,7 +19,7 @@ from judgelab.errors import JudgelabError
 from judgelab.evaluators import EvaluationRequest, build_evaluator, evaluator_names, registered_evaluator
 from judgelab.mcp._decide import answer_questions
 from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
-from judgelab.wire import bind_policy, policy_summary
+from judgelab.wire import bind_policy, policy_summary, registered_template_hashes
 
 __all__ = ["McpJudge"]
 
@@ -51,13 +50,13 @@ class McpJudge:
 
         The policy (``--policy``) is the one place that changes how a tool
         decides: ``_evaluator`` gives it to every evaluator that asks the
-        question it was calibrated for (same template hash;
-        ``judgelab.wire.bind_policy``).
+        question it was calibrated for (same template hash, read from each
+        name and the model spec without building it; ``judgelab.wire.bind_policy``).
         """
         if policy is None:
             return []
         names = [v for n in evaluator_names() for v in (n, f"{n}+fenced")]
-        return bind_policy(policy, self.model, {name: partial(build_evaluator, name, self.model) for name in names})
+        return bind_policy(policy, self.model, registered_template_hashes(names, self.model))
 
     def _view(self) -> QueuedModel:
         """The model as one call sees it: through the queue, with its own prompt budget."""

@@ -19,7 +19,7 @@ from judgelab.engine import JudgeModel
 from judgelab.server import _decisions, _evaluate, _ollama, _openai, _ops, _systemone
 from judgelab.server._config import ServerConfig
 from judgelab.server._errors import install_error_handlers
-from judgelab.server._evaluate import EvaluatorFactory, registered_factories
+from judgelab.server._evaluate import ServedEvaluatorBuilder, registered_factories
 from judgelab.server._middleware import AuthAndMetrics
 from judgelab.server._policy import bind_factories
 from judgelab.server._state import JudgeState
@@ -43,7 +43,7 @@ def create_app(
     model: JudgeModel,
     config: ServerConfig | None = None,
     *,
-    evaluators: Mapping[str, EvaluatorFactory] | None = None,
+    evaluators: Mapping[str, ServedEvaluatorBuilder] | None = None,
 ) -> FastAPI:
     """A FastAPI app serving ``model`` over judgelab's, Ollama's, OpenAI's and TypeSafe's APIs.
 
@@ -70,7 +70,7 @@ def create_app(
     config = config or ServerConfig()
     factories, policy_names = {**registered_factories(), **(evaluators or {})}, []
     if config.policy is not None:  # refused here, before any worker starts, when it is not this judge's
-        factories, policy_names = bind_factories(config.policy, model, factories)
+        factories, policy_names = bind_factories(config.policy, model, factories, custom=set(evaluators or {}))
     app.state.judge = JudgeState(model, config)
     app.state.judge.policy_evaluators = policy_names
     app.state.evaluators = factories

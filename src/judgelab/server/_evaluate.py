@@ -30,17 +30,21 @@ from judgelab.server._http import parse_body
 from judgelab.server._queued import RequestTicket, guarded
 from judgelab.server._state import JudgeState
 
-__all__ = ["register", "router", "EvaluatorFactory", "registered_factories"]
+__all__ = ["register", "router", "ServedEvaluatorBuilder", "registered_factories"]
 
 router = APIRouter()
 
-EvaluatorFactory = Callable[[JudgeModel, float], Evaluator]
-"""Builds an evaluator for a model and a pass threshold."""
+ServedEvaluatorBuilder = Callable[[JudgeModel, float], Evaluator]
+"""Builds a served evaluator for a model and a request's pass threshold (``create_app(evaluators=...)``).
 
-def registered_factories() -> dict[str, EvaluatorFactory]:
+Not ``judgelab.calibration.EvaluatorFactory``, the picklable recipe a
+distributed calibration ships to its replicas.
+"""
+
+def registered_factories() -> dict[str, ServedEvaluatorBuilder]:
     """``{name: factory}`` for every evaluator in the one registry (``judgelab.evaluators``), at this moment."""
 
-    def factory(name: str) -> EvaluatorFactory:
+    def factory(name: str) -> ServedEvaluatorBuilder:
         return lambda model, threshold: build_evaluator(name, model, threshold=threshold)
 
     return {name: factory(name) for name in evaluator_names()}
@@ -83,7 +87,7 @@ class EvaluateBatchBody(BaseModel):
 
 def _evaluator(request: Request, name: str, threshold: float, ticket: RequestTicket) -> Evaluator:
     state: JudgeState = request.app.state.judge
-    factories: Mapping[str, EvaluatorFactory] = request.app.state.evaluators
+    factories: Mapping[str, ServedEvaluatorBuilder] = request.app.state.evaluators
     factory = factories.get(name)
     if factory is None:
         raise APIError(

@@ -10,21 +10,25 @@ in their ``judgelab`` field.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from judgelab.engine import JudgeModel
-from judgelab.wire import BoundPolicy, bind_policy, policy_summary
+from judgelab.server._evaluate import ServedEvaluatorBuilder
+from judgelab.wire import BoundPolicy, bind_policy, policy_summary, registered_template_hashes, template_hash_of
 
 __all__ = ["bind_factories", "policy_extra"]
 
-Factory = Callable[[Any, float], Any]
-
 
 def bind_factories(
-    policy: BoundPolicy, model: JudgeModel, factories: Mapping[str, Factory],
-) -> tuple[dict[str, Factory], list[str]]:
+    policy: BoundPolicy, model: JudgeModel, factories: Mapping[str, ServedEvaluatorBuilder],
+    custom: Collection[str] = (),
+) -> tuple[dict[str, ServedEvaluatorBuilder], list[str]]:
     """Factories whose evaluators decide with ``policy``, and the names they apply to.
+
+    A registered evaluator's template hash is read from its name and the
+    model spec; only the ``custom`` names (``create_app(evaluators=...)``,
+    opaque to judgelab) are built once to read theirs.
 
     Raises
     ------
@@ -32,15 +36,16 @@ def bind_factories(
         When the policy's spec hash is not the model's, or no evaluator asks
         the question (template hash) the policy was calibrated for.
     """
-    builders = {name: (lambda factory=factory: factory(model, 0.5)) for name, factory in factories.items()}
-    names = bind_policy(policy, model, builders)
+    hashes = registered_template_hashes([n for n in factories if n not in custom], model)
+    hashes.update({n: template_hash_of(lambda f=factories[n]: f(model, 0.5)) for n in factories if n in custom})
+    names = bind_policy(policy, model, hashes)
     out = dict(factories)
     for name in names:
         out[name] = _with_policy(factories[name], policy)
     return out, names
 
 
-def _with_policy(factory: Factory, policy: Any) -> Factory:
+def _with_policy(factory: ServedEvaluatorBuilder, policy: Any) -> ServedEvaluatorBuilder:
     def make(model: Any, threshold: float) -> Any:
         evaluator = factory(model, threshold)
         evaluator.set_policy(policy)

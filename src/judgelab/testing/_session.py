@@ -104,28 +104,32 @@ class JudgeSession:
         self.settings = settings
         self.stats = CheckStats()
         self.item: Any = None  # the test running now (its user_properties take the records)
-        self._model: Any = None
+        self._lazy: Any = None  # a judgelab.calibration.LazyModel, made on first use
         self._policy: Any = None
         self.policy_names: list[str] = []
 
     @property
     def loaded(self) -> bool:
         """Whether the model has been loaded."""
-        return self._model is not None
+        return self._lazy is not None and self._lazy.loaded
 
     @property
     def model(self) -> Any:
-        """The ``JudgeModel``, loaded on first use with the session's options."""
-        if self._model is None:
-            from judgelab.engine import load_model
+        """The ``JudgeModel``, loaded on first use with the session's options (through the one lazy loader)."""
+        if self._lazy is None:
+            from judgelab.calibration import LazyModel
             from judgelab.specs import DEFAULT_MODEL_ID
 
-            options = {"n_threads": self.settings.threads} if self.settings.threads else {}
+            options: dict[str, Any] = {"backend": self.settings.backend}
+            if self.settings.threads:
+                options["n_threads"] = self.settings.threads
+            self._lazy = LazyModel(self.settings.model or DEFAULT_MODEL_ID, options)
+        if not self._lazy.loaded:
             t0 = time.perf_counter()
-            self._model = load_model(self.settings.model or DEFAULT_MODEL_ID, backend=self.settings.backend, **options)
+            model = self._lazy.load()
             self.stats.load_s = time.perf_counter() - t0
-            log.info("judgelab: loaded %s in %.2f s", self._model.id, self.stats.load_s)
-        return self._model
+            log.info("judgelab: loaded %s in %.2f s", model.id, self.stats.load_s)
+        return self._lazy.load()
 
     @property
     def policy(self) -> Any:
@@ -181,7 +185,7 @@ class JudgeSession:
                  f"judgment {s.judgment_s:.2f} s"
                  + (f" ({s.batched} of them in {s.batch_calls} judge_batch call(s))" if s.batch_calls else "")]
         if self.loaded:
-            m = self._model
+            m = self._lazy.load()
             lines.append(f"judge {m.id} (spec {m.spec.spec_hash}, {self.settings.backend}), "
                          f"loaded in {s.load_s:.2f} s")
         if self._policy is not None:
@@ -191,6 +195,6 @@ class JudgeSession:
         return lines
 
     def close(self) -> None:
-        if self._model is not None:
-            self._model.close()
-            self._model = None
+        if self._lazy is not None:
+            self._lazy.close()
+            self._lazy = None

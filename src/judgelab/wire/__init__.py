@@ -9,7 +9,8 @@ evaluators (docs/architecture.md draws the path of one judgment):
   -> answers in the API's shape (``/v1/decisions``, MCP ``decide``);
 - ``ask_systemone``: TypeSafe's System One questions, the same way;
 - ``bind_policy`` / ``policy_applies``: a calibrated policy -> the
-  evaluators that ask its question (template hash).
+  evaluators that ask its question (template hash, read from each
+  registered name and the model spec by ``registered_template_hashes``).
 
 Every refusal is a ``WireError`` with the field at fault (``param``) and a
 ``code``; the server answers it with a 400, MCP with a tool error.
@@ -28,12 +29,19 @@ from judgelab.wire._decisions import (
     decision_state,
 )
 from judgelab.wire._errors import WireError
-from judgelab.wire._policy import BoundPolicy, bind_policy, policy_applies, policy_summary, template_hash_of
+from judgelab.wire._policy import (
+    BoundPolicy,
+    bind_policy,
+    policy_applies,
+    policy_summary,
+    registered_template_hashes,
+    template_hash_of,
+)
 from judgelab.wire._systemone import SystemOneQuestion, ask_systemone, systemone_answer, systemone_question
 
 __all__ = [
     "MAX_CHOICES", "MAX_QUESTIONS", "STATE_FIELD", "SYSTEM_ROLES", "BoundPolicy", "DecisionQuestion",
     "SystemOneQuestion", "WireError", "ask_decisions", "ask_systemone", "bind_policy", "check_decision_questions",
     "content_text", "decision_answer", "decision_question", "decision_state", "one_turn", "policy_applies",
-    "policy_summary", "systemone_answer", "systemone_question", "template_hash_of",
+    "policy_summary", "registered_template_hashes", "systemone_answer", "systemone_question", "template_hash_of",
 ]

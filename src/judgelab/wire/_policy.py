@@ -6,16 +6,25 @@ checks the spec hash against the loaded model and finds the evaluators whose
 template hash is the policy's; the server and MCP refuse to start when there
 is none (``PolicyMismatchError`` naming what was served), the pytest plugin
 gives the policy to each evaluator it builds that asks that question.
+
+A registered evaluator's template hash is read from its name and the model
+spec (``registered_template_hashes``, through
+``judgelab.evaluators.evaluator_config``), without building it; only an
+evaluator whose configuration judgelab cannot read (a plugin's, or one the
+caller supplies) is built on the real model to read its hash (``template_hash_of``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from judgelab.errors import JudgelabError, PolicyMismatchError
+from judgelab.evaluators import build_evaluator, evaluator_config, registered_evaluator
 
-__all__ = ["BoundPolicy", "bind_policy", "policy_applies", "policy_summary", "template_hash_of"]
+__all__ = [
+    "BoundPolicy", "bind_policy", "policy_applies", "policy_summary", "registered_template_hashes", "template_hash_of",
+]
 
 
 class BoundPolicy(Protocol):
@@ -30,8 +39,28 @@ class BoundPolicy(Protocol):
     def summary(self) -> dict[str, Any]: ...
 
 
+def registered_template_hashes(names: Iterable[str], model: Any) -> dict[str, str | None]:
+    """``{name: template hash}`` of registered evaluators on ``model``, read from the name and ``model.spec``.
+
+    No evaluator is built for an entry that declares its configuration
+    (judgelab's template evaluators); an entry registered without one (a
+    plugin's) is built once on ``model`` to read its hash. ``None`` for a
+    name whose question only its ``@`` argument tells (``cascade``, ``jury``).
+    """
+    out: dict[str, str | None] = {}
+    for name in names:
+        config = evaluator_config(name, model.spec)
+        if config is not None:
+            out[name] = config.template_hash
+        elif ":" in name or registered_evaluator(name.partition("+")[0].partition("@")[0]).argument is not None:
+            out[name] = None
+        else:
+            out[name] = template_hash_of(lambda name=name: build_evaluator(name, model))
+    return out
+
+
 def template_hash_of(build: Callable[[], Any]) -> str | None:
-    """The template hash of the evaluator ``build()`` makes; ``None`` for an ensemble (cascade, jury) or a custom one."""
+    """The template hash of the evaluator ``build()`` makes (one the caller supplies); ``None`` when it has none."""
     try:
         return getattr(build(), "template_hash", None)
     except (JudgelabError, TypeError):  # an ensemble has no template of its own, or needs other arguments
@@ -43,8 +72,8 @@ def policy_applies(policy: BoundPolicy, evaluator: Any) -> bool:
     return policy.template_hash is not None and policy.template_hash == getattr(evaluator, "template_hash", None)
 
 
-def bind_policy(policy: BoundPolicy, model: Any, builders: Mapping[str, Callable[[], Any]]) -> list[str]:
-    """The names of the evaluators (built by ``builders[name]()``) that ask the question ``policy`` was calibrated for.
+def bind_policy(policy: BoundPolicy, model: Any, hashes: Mapping[str, str | None]) -> list[str]:
+    """The names of the evaluators that ask the question ``policy`` was calibrated for.
 
     Parameters
     ----------
@@ -52,8 +81,10 @@ def bind_policy(policy: BoundPolicy, model: Any, builders: Mapping[str, Callable
         The calibrated policy.
     model
         The loaded ``JudgeModel`` (its ``spec.spec_hash`` must be the policy's).
-    builders
-        Evaluator name -> a call that builds that evaluator on ``model``.
+    hashes
+        Evaluator name -> its template hash on ``model`` (``None`` when it has
+        none): ``registered_template_hashes``, plus ``template_hash_of`` for
+        evaluators the caller supplies.
 
     Raises
     ------
@@ -70,7 +101,6 @@ def bind_policy(policy: BoundPolicy, model: Any, builders: Mapping[str, Callable
             expected={"spec_hash": policy.spec_hash, "template_hash": None},
             actual={"spec_hash": model.spec.spec_hash, "template_hash": None},
         )
-    hashes = {name: template_hash_of(build) for name, build in builders.items()}
     names = [name for name, h in hashes.items() if h == policy.template_hash]
     if not names:
         served = ", ".join(f"{n} {h}" for n, h in hashes.items() if h is not None)

@@ -19,7 +19,7 @@ def _whole(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class CalibrationOptions:
-    """The options of a calibration run (every field is also a keyword of ``calibrate``).
+    """The options of a calibration run: ``calibrate(..., options=CalibrationOptions(limit=24))``.
 
     Attributes
     ----------

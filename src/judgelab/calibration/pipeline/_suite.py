@@ -11,15 +11,16 @@ from typing import Any
 from judgelab.calibration.analysis._analysis import Analysis, analyze
 from judgelab.calibration.scoring._executor import Executor, LocalExecutor
 from judgelab.calibration.scoring._factory import DEFAULT_EVALUATORS, EvaluatorFactory, default_evaluator_for
+from judgelab.calibration.scoring._lazy import LazyModel
 from judgelab.calibration.report._report import write_report
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.calibration.data._sets import resolve_set, rows_by_task
 from judgelab.calibration.data._records import ScoreRecord, read_scores
 from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
 from judgelab.calibration.scoring._run import run
-from judgelab.calibration._options import with_overrides
+from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline._options import CalibrationOptions
-from judgelab.calibration.pipeline._judge import Judge, task_identity
+from judgelab.calibration.pipeline._judge import task_identity
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
     Evaluator,
@@ -55,21 +56,19 @@ def analyze_run(
     notes: Mapping[str, Sequence[str]] | None = None,
     policy_delta: float | None = 0.1,
     options: CalibrationOptions | None = None,
-    **overrides: Any,
 ) -> dict[str, Analysis]:
     """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
 
-    ``options`` (a ``CalibrationOptions``, or its fields as keywords:
-    ``threshold_strategy``, ``calibrator``, ``self_generators``,
-    ``target_error``, ``k_folds``, ``n_resamples``, ``seed``, ``figures``)
-    say how. ``notes`` are ``{task: [warning, ...]}`` about the data, stated
+    ``options`` (a ``CalibrationOptions``; its ``threshold_strategy``,
+    ``calibrator``, ``self_generators``, ``target_error``, ``k_folds``,
+    ``n_resamples``, ``seed`` and ``figures`` are read) say how. ``notes`` are ``{task: [warning, ...]}`` about the data, stated
     in the report.
 
     With ``policy_delta`` set (the default 0.1), each task also gets a
     pass/fail/abstain policy at ``alpha = target_error`` (``policy.json``, or
     ``policy-TASK.json`` for several tasks) and a Deployment report section.
     """
-    o = with_overrides(CalibrationOptions, options, overrides, "analyze_run")
+    o = options_or_default(CalibrationOptions, options, "analyze_run")
     if isinstance(records, (str, Path)):
         records = read_scores(records)
     by_task: dict[str, list[ScoreRecord]] = {}
@@ -147,7 +146,6 @@ def calibrate(
     model_options: Mapping[str, Any] | None = None,
     executor: Executor | None = None,
     options: CalibrationOptions | None = None,
-    **overrides: Any,
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
@@ -181,21 +179,24 @@ def calibrate(
         ``model`` (then a model id or path), ``backend`` and
         ``model_options``.
 
-    options, overrides
-        A ``CalibrationOptions``, or its fields as keywords (``threshold_strategy``,
-        ``calibrator``, ``self_generators``, ``target_error``, ``limit``,
-        ``skip_invalid``, ``batch_size``, ``k_folds``, ``n_resamples``, ``seed``,
-        ``progress``, ``figures``; keywords win).
+    options
+        How to choose rows, thresholds and intervals: a ``CalibrationOptions``
+        (``threshold_strategy``, ``calibrator``, ``self_generators``,
+        ``target_error``, ``limit``, ``skip_invalid``, ``batch_size``,
+        ``k_folds``, ``n_resamples``, ``seed``, ``progress``, ``figures``);
+        None for the defaults. The options object is the only way to set
+        them: ``calibrate(..., limit=24)`` raises ``TypeError``, write
+        ``calibrate(..., options=CalibrationOptions(limit=24))``.
 
     Returns
     -------
     CalibrationResult
     """
-    o = with_overrides(CalibrationOptions, options, overrides, "calibrate")
+    o = options_or_default(CalibrationOptions, options, "calibrate")
     o.check()
     out = _writable_folder(out)
     by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid)
-    judge = Judge(model, dict(model_options or {}))
+    judge = LazyModel(model, model_options)  # loaded only if rows must be scored
     evaluators = dict(evaluators or {})
     scores_path = out / "scores.jsonl"
     # Saved records are matched to the rows (content, spec and evaluator
@@ -211,7 +212,7 @@ def calibrate(
     finally:
         judge.close()
     if o.self_generators is None:
-        o = dataclasses.replace(o, self_generators=tuple(getattr(judge.spec, "self_generators", ()) or ()))
+        o = dataclasses.replace(o, self_generators=tuple(getattr(judge.spec_before_loading, "self_generators", ()) or ()))
     meta = _run_meta(judge, records, o, set_desc=set_desc, n_skipped=n_skipped,
                      n_changed=sum(p.n_changed for p in plans.values()))
     analyses = analyze_run(records, out, meta=meta, notes=_evidence_notes(by_task), options=o)
@@ -235,7 +236,7 @@ def _rows_by_task(
 def _score_pending(
     by_task: Mapping[str, list[LabelledRow]],
     plans: Mapping[str, ResumePlan],
-    judge: Judge,
+    judge: LazyModel,
     evaluators: dict[str, Evaluator],
     scores_path: Path,
     o: CalibrationOptions,
@@ -246,7 +247,7 @@ def _score_pending(
     sources: dict[str, Any] = dict(evaluators)
     if executor is not None and not isinstance(executor, LocalExecutor):
         # a distributed executor: each replica loads the model, this process never does
-        sources.update(_factories(judge.original, [t for t in pending if t not in evaluators], judge.options))
+        sources.update(_factories(judge.source, [t for t in pending if t not in evaluators], judge.options))
     elif any(t not in evaluators for t in pending):
         model = judge.load()
         hint = "score those rows with run(your_evaluator, rows, out=...) and analyse with analyze_run()."
@@ -289,15 +290,15 @@ def _factories(model: Any, tasks: Sequence[str], model_options: Mapping[str, Any
 
 
 def _run_meta(
-    judge: Judge, records: Sequence[ScoreRecord], o: CalibrationOptions, *, set_desc: str, n_skipped: int,
+    judge: LazyModel, records: Sequence[ScoreRecord], o: CalibrationOptions, *, set_desc: str, n_skipped: int,
     n_changed: int,
 ) -> dict[str, Any]:
     """The run facts at the top of the report and in metrics.json."""
     if judge.used:
-        model_id = judge.loaded.spec.id
+        model_id = judge.load().spec.id
     else:  # no model loaded here: name what the records report
         reported = sorted({r.model for r in records if r.model})
-        model_id = ", ".join(reported) or judge.name
+        model_id = ", ".join(reported) or judge.model_id
     meta: dict[str, Any] = {
         "model": model_id,
         "set": set_desc,

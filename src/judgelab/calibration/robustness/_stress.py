@@ -37,6 +37,7 @@ from judgelab.calibration.analysis._analysis import analyze
 from judgelab.calibration.data._records import ScoreRecord
 from judgelab.calibration.data._rows import LabelledRow, write_rows
 from judgelab.calibration.data._sets import resolve_set, rows_by_task
+from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._suite import CalibrationResult, calibrate
 from judgelab.calibration.robustness._attack_file import read_attacks_file
@@ -47,7 +48,6 @@ from judgelab.calibration.robustness._perturb import Perturbation, perturb_rows,
 from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
 from judgelab.calibration.scoring._lazy import LazyModel
 from judgelab.calibration.scoring._run import run
-from judgelab.calibration._options import with_overrides
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import build_evaluator
 from judgelab.specs import DEFAULT_MODEL_ID
@@ -63,8 +63,6 @@ CONSISTENCY_CHECKS: tuple[str, ...] = ("noul", "choice", "paraphrase")
 @dataclass(frozen=True)
 class StressOptions(CalibrationOptions):
     """The options of a stress run: ``CalibrationOptions`` (passed on to ``calibrate``) and these.
-
-    Every field is also a keyword of ``stress``.
 
     Attributes
     ----------
@@ -126,7 +124,6 @@ def stress(
     task: str | Sequence[str] | None = None,
     model_options: Mapping[str, Any] | None = None,
     options: StressOptions | None = None,
-    **overrides: Any,
 ) -> StressResult:
     """Calibrate a judge on a labelled set, then measure what moves it.
 
@@ -147,17 +144,19 @@ def stress(
         each task's default.
     task, model_options
         As for ``calibrate``.
-    options, overrides
-        A ``StressOptions``, or its fields as keywords (``attacks``,
-        ``attacks_file``, ``consistency``, ``fence``, ``label_mass``, ``low_mass`` and those of
-        ``CalibrationOptions``: ``limit``, ``threshold_strategy``, ``seed``...;
-        keywords win).
+    options
+        A ``StressOptions`` (``attacks``, ``attacks_file``, ``consistency``,
+        ``fence``, ``label_mass``, ``low_mass`` and those of
+        ``CalibrationOptions``: ``limit``, ``threshold_strategy``, ``seed``...);
+        None for the defaults. The options object is the only way to set
+        them: ``stress(..., limit=12)`` raises ``TypeError``, write
+        ``stress(..., options=StressOptions(limit=12))``.
 
     Returns
     -------
     StressResult
     """
-    o = with_overrides(StressOptions, options, overrides, "stress")
+    o = options_or_default(StressOptions, options, "stress")
     unknown = sorted({str(c) for c in o.consistency} - {*CONSISTENCY_CHECKS})
     if unknown:
         raise JudgelabError(f"Unknown consistency check(s) {unknown}; known: {', '.join(CONSISTENCY_CHECKS)}.")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from judgelab.errors import JudgelabError
+from judgelab.specs import DEFAULT_MODEL_ID
 from judgelab.evaluators import (
     Evaluator,
     build_evaluator,
@@ -67,7 +68,11 @@ def default_evaluator_for(task: str, model: Any, *, hint: str) -> Evaluator:
 
 @dataclass(frozen=True)
 class EvaluatorFactory:
-    """Load a judge model and wrap it in the evaluator of a task.
+    """A picklable recipe: load a judge model and wrap it in the evaluator of a task.
+
+    Not the server's ``ServedEvaluatorBuilder`` (a model and a threshold in,
+    an evaluator out): this one carries its model as an id and loads it
+    where it is called.
 
     Calling the factory (``factory()``) loads the model with
     ``judgelab.engine.load_model`` and returns the evaluator. The factory is a
@@ -77,8 +82,10 @@ class EvaluatorFactory:
     ----------
     model
         A model spec id (``judgelab models``), a spec ``.toml`` or a weights
-        path. Resolved where the factory is called, so the weights must be
-        reachable from every node that builds one.
+        path; default the shipped default judge (``judgelab.specs.DEFAULT_MODEL_ID``,
+        the tuned ``gemma-3-270m-judge``), as for ``calibrate``. Resolved where
+        the factory is called, so the weights must be reachable from every
+        node that builds one.
     task
         A task with a default evaluator in the registry (``"fact-check"``:
         ``fact-checking``, ``"relevancy"``: ``relevancy``).
@@ -97,7 +104,7 @@ class EvaluatorFactory:
     >>> evaluator = factory()  # doctest: +SKIP
     """
 
-    model: str = "gemma-3-270m"
+    model: str = DEFAULT_MODEL_ID
     task: str = "fact-check"
     backend: str = "llama_cpp"
     model_options: Mapping[str, Any] = field(default_factory=dict)

@@ -1,8 +1,10 @@
-"""The one lazy model loader: a judge model named by id or path, loaded only when something is scored.
+"""The one lazy model loader: a judge model loaded only when something is scored.
 
-``calibrate``, ``stress`` and the CLI pass a ``LazyModel`` where a finished run
-must be re-analysed without loading the weights. Its spec is read from the
-spec file up front; the weights load on the first question.
+``calibrate``, ``stress``, the CLI and the pytest plugin hold their judge as a
+``LazyModel``, so that a finished run is re-analysed, and a test session that
+asks nothing of the judge ends, without loading the weights. Its spec is read
+up front (from the spec file, or the loader's ``spec``); the weights load on
+the first question.
 """
 
 from __future__ import annotations
@@ -30,37 +32,62 @@ def spec_is_final(spec: Any) -> bool:
     return spec is not None and not (getattr(prompt, "style", None) == "chat" and not getattr(prompt, "chat_template", None))
 
 
+def _is_loaded(model: Any) -> bool:
+    return hasattr(model, "judge_many") and not isinstance(model, LazyModel)
+
+
 class LazyModel:
-    """A ``JudgeModel`` stand-in that loads ``model`` (with ``load_model(model, **options)``) on first use.
+    """A ``JudgeModel`` stand-in that loads its model on first use.
 
     Parameters
     ----------
     model
-        A model spec id, a spec ``.toml`` or a weights path.
+        A model spec id, a spec ``.toml`` or a weights path (loaded with
+        ``judgelab.engine.load_model(model, **options)``); a loader (a
+        callable returning a loaded ``JudgeModel``, optionally with a ``spec``
+        attribute, another ``LazyModel`` included); or a loaded ``JudgeModel``
+        (used as is, never closed here).
     options
-        Keyword arguments for ``judgelab.engine.load_model`` (``backend``,
-        ``n_threads``...).
+        Keyword arguments for ``load_model`` (``backend``, ``n_threads``...),
+        for a model given by id or path.
 
     Calling it (``lazy()``) loads the model and returns the loaded
     ``JudgeModel``, so it is also a loader for ``calibrate(model=...)``.
     Every other ``JudgeModel`` attribute loads the model and answers from it.
+    ``close()`` closes only a model it loaded itself.
     """
 
-    def __init__(self, model: str | Path, options: Mapping[str, Any] | None = None) -> None:
-        self.model_id = str(model)
+    def __init__(self, model: Any, options: Mapping[str, Any] | None = None) -> None:
+        self.source = model  # what the caller passed (a distributed executor ships an id or path)
         self.options = dict(options or {})
-        self._model: Any = None
+        self._named = isinstance(model, (str, Path))
+        self._model: Any = model if _is_loaded(model) else None
+        self._owned = False
         self._label_mass = False
+        self.used = False  # whether anything asked for the loaded model
+
+    @property
+    def model_id(self) -> str:
+        """The id or path it was given, else the spec's id."""
+        if self._named:
+            return str(self.source)
+        return getattr(self.spec_before_loading, "id", None) or str(self.source)
 
     @cached_property
     def spec_before_loading(self) -> Any:
-        """The spec read from its file without loading the weights; ``None`` for a bare weights file."""
-        if self.model_id.endswith(".gguf"):
+        """The spec known without loading the weights; ``None`` for a bare weights file or a loader without one."""
+        if self._model is not None:
+            return self._model.spec
+        if isinstance(self.source, LazyModel):
+            return self.source.spec_before_loading
+        if not self._named:
+            return getattr(self.source, "spec", None)
+        if str(self.source).endswith(".gguf"):
             return None
         try:
             from judgelab.specs import load_spec
 
-            return load_spec(self.model_id)
+            return load_spec(str(self.source))
         except SpecError:  # a weights path or hub id: load_model builds its spec (or says what is wrong)
             return None
 
@@ -85,11 +112,16 @@ class LazyModel:
 
     def load(self) -> Any:
         """The loaded ``JudgeModel`` (loaded now on the first call)."""
+        self.used = True
         if self._model is None:
-            from judgelab.engine import load_model
+            if self._named:
+                from judgelab.engine import load_model
 
-            logger.info("loading %s", self.model_id)
-            self._model = load_model(self.model_id, **self.options)
+                logger.info("loading %s", self.source)
+                self._model = load_model(str(self.source), **self.options)
+            else:
+                self._model = self.source()
+            self._owned = True
             if self._label_mass:
                 self._model.label_mass = True
         return self._model
@@ -111,8 +143,8 @@ class LazyModel:
         return getattr(self.load(), name)
 
     def close(self) -> None:
-        """Free the model if it was loaded."""
-        if self._model is not None and hasattr(self._model, "close"):
+        """Free the model if this loader loaded it."""
+        if self._owned and hasattr(self._model, "close"):
             self._model.close()
 
     def __str__(self) -> str:
