@@ -68,7 +68,8 @@ def create_app(
         openapi_url=None,
     )
     config = config or ServerConfig()
-    factories, policy_names = {**registered_factories(), **(evaluators or {})}, []
+    factories: dict[str, EvaluatorFactory] = {**registered_factories(), **(evaluators or {})}
+    policy_names: list[str] = []
     if config.policy is not None:  # refused here, before any worker starts, when it is not this judge's
         factories, policy_names = bind_factories(config.policy, model, factories)
     app.state.judge = JudgeState(model, config)

@@ -93,7 +93,9 @@ def _evaluator(request: Request, name: str, threshold: float, ticket: RequestTic
             param="evaluator",
         )
     try:
-        return factory(state.queued.for_request(ticket), threshold)
+        # QueuedModel stands in for a JudgeModel (the same judging methods, run on the batcher); one model type for
+        # factories is issue 31's item 6.
+        return factory(state.queued.for_request(ticket), threshold)  # type: ignore[arg-type]
     except JudgelabError as exc:
         raise from_judgelab_error(exc, param="evaluator") from exc
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -17,7 +17,7 @@ __all__ = ["ABSTAIN_MODES", "Settings", "add_options", "read_settings"]
 ABSTAIN_MODES = ("skip", "fail")
 """What a test does when a policy's judge abstains: skipped (the default) or failed."""
 
-_OPTIONS: tuple[tuple[str, str, str], ...] = (
+_OPTIONS: tuple[tuple[str, str, Literal["string"]], ...] = (
     ("model", "judge model id, spec .toml or .gguf path (default: judgelab's default judge)", "string"),
     ("policy", "a calibrated pass/fail/abstain policy.json (judgelab policy RUN): evaluators it was "
                "calibrated for decide with it", "string"),

@@ -178,11 +178,12 @@ def balance_examples(examples: dict[str, list[Example]], sources: Sequence[Sourc
 
 def _evaluators(model: Any, config: TuneConfig) -> dict[str, Any]:
     """The evaluator that renders each task's rows."""
-    chosen = {}
+    chosen: dict[str, Any] = {}
     if config.evaluator:
         entry = registered_evaluator(config.evaluator.partition("+")[0]) if ":" not in config.evaluator else None
         task = entry.task if entry is not None else "fact-check"
-        chosen[task] = build_evaluator(config.evaluator, model, task=task)
+        if task is not None:  # an evaluator registered without a task renders no task's rows (as before; see report)
+            chosen[task] = build_evaluator(config.evaluator, model, task=task)
     for task in _TASKS:
         chosen.setdefault(task, build_evaluator(None, model, task=task))
     return chosen

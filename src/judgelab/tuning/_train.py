@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from judgelab.tuning._config import TuneConfig
 from judgelab.tuning._data import Example, balance_examples, fits, load_sources, render_examples, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
 from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = ["TuneResult", "tune"]
 
@@ -97,7 +100,7 @@ def _prepare(model: Any, config: TuneConfig):
 
 def _schedule(n: int, config: TuneConfig) -> list[np.ndarray]:
     """The example indices of every step, all epochs, from the seed alone."""
-    steps = []
+    steps: list[np.ndarray] = []
     for epoch in range(config.epochs):
         order = np.random.default_rng([config.seed, epoch]).permutation(n)
         steps.extend(order[i:i + config.batch] for i in range(0, n, config.batch))
@@ -193,7 +196,7 @@ def _evaluate(trainer: _Trainer, rows: dict, label: str) -> dict[str, Any]:
         return evaluate_heldout(trainer.model, rows, evaluator=trainer.config.evaluator, label=label)
 
 
-def _progress(config: TuneConfig, total: int, initial: int):
+def _progress(config: TuneConfig, total: int, initial: int) -> tqdm[NoReturn]:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, disable=not config.progress, unit="step", dynamic_ncols=True,

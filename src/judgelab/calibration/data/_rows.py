@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judgelab.errors import DataError
 from judgelab.textfiles import read_text
-from judgelab.evaluators import EvaluationRequest
+from judgelab.evaluators import Document, EvaluationRequest
 
 __all__ = ["LabelledRow", "LabelledSet", "Task", "load_rows", "write_rows", "TASKS"]
 
@@ -73,7 +73,7 @@ class LabelledRow(BaseModel):
         """The ``EvaluationRequest`` a fact-check or relevancy evaluator judges."""
         return EvaluationRequest(
             user_text=self.user_text,
-            data_list=tuple(self.documents),
+            data_list=tuple(Document(d) for d in self.documents),
             response_content=self.response,
         )
 

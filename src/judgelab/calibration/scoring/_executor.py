@@ -100,7 +100,8 @@ class ExecutionReport:
     @property
     def tokens_decoded(self) -> int | None:
         counts = [r.tokens_decoded for r in self.replicas]
-        return None if not counts or any(c is None for c in counts) else sum(counts)  # type: ignore[misc]
+        known = [c for c in counts if c is not None]
+        return sum(known) if counts and len(known) == len(counts) else None
 
     def replica_of(self) -> dict[str, int]:
         """``{row id: replica}`` for every row scored in this run."""
