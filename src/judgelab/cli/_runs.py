@@ -65,7 +65,7 @@ def _is_scored(path: Path) -> bool:
     return False
 
 
-def _traffic_rows(path: Path) -> list[Any]:
+def _traffic_rows(path: Path) -> list[LabelledRow]:
     """Traffic rows of a JSONL file: rows that may lack ``label`` (set to 0, never read) and ``id``.
 
     A malformed line is a ``DataError`` naming the file, the line and the field,
@@ -104,7 +104,7 @@ def _traffic_rows(path: Path) -> list[Any]:
     return out
 
 
-def _rows(spec: str, *, unlabelled: bool):
+def _rows(spec: str, *, unlabelled: bool) -> list[LabelledRow]:
     """Rows of a set; traffic rows may lack ``label`` (it is set to 0 and never read)."""
     from judgelab.calibration import resolve_set
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from judgelab.specs import DEFAULT_MODEL_ID
 
 from judgelab.cli._executor_options import add_executor_arguments, executor_from_args, print_executor_report
 from judgelab.cli._options import open_unit, positive_int, threshold_strategy
 from judgelab.errors import ParameterError
+
+if TYPE_CHECKING:
+    from judgelab.engine import JudgeModel
+    from judgelab.evaluators import Evaluator
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple:
+def _named_evaluator(args: argparse.Namespace, options: dict[str, Any], executor: object | None,
+                     ) -> tuple[JudgeModel, dict[str, Evaluator]] | tuple[None, None]:
     """``(model, {task: evaluator})`` for ``--evaluator NAME``; ``(None, None)`` without it."""
     name = getattr(args, "evaluator", None)
     if not name:
@@ -63,6 +69,8 @@ def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple
     from judgelab.evaluators import build_evaluator, registered_evaluator
 
     task = args.task[0] if args.task else ("fact-check" if ":" in name else registered_evaluator(name.partition("+")[0]).task)
+    if task is None:
+        raise ParameterError(f"Evaluator {name!r} is registered without a task; name the rows it scores with --task.")
     model = load_model(args.model, **options)
     return model, {task: build_evaluator(name, model, task=task)}
 

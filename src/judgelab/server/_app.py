@@ -9,7 +9,7 @@ in its ``register``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -33,7 +33,7 @@ PROTOCOLS = (_ops, _ollama, _openai, _systemone, _evaluate, _decisions)
 
 
 @asynccontextmanager
-async def _lifespan(app: FastAPI):
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
     log.info("shutting down: finishing queued judgments")
     app.state.judge.close()

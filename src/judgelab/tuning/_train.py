@@ -21,6 +21,7 @@ from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
 from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
 
 if TYPE_CHECKING:
+    from judgelab.calibration import LabelledRow
     from tqdm import tqdm
 
 __all__ = ["TuneResult", "tune"]
@@ -78,7 +79,8 @@ def _load_base(config: TuneConfig) -> Any:
     return model
 
 
-def _prepare(model: Any, config: TuneConfig):
+def _prepare(model: Any, config: TuneConfig) -> tuple[
+        list[Example], dict[str, list[LabelledRow]], dict[str, dict[str, int]]]:
     """Training examples, held-out rows per source, and the counts."""
     sources = load_sources(config)
     pools, held, counts = split_sources(sources, config)
