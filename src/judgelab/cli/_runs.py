@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from judgelab.errors import DataError
 
 if TYPE_CHECKING:
-    from judgelab.calibration import LabelledRow, ScoreRecord
+    from judgelab.calibration import LabelledRow, RunMeta, ScoreRecord
 
 __all__ = ["UNCALIBRATED_THRESHOLD", "Input", "load_run", "read_input", "records_for", "score_input"]
 
@@ -23,7 +23,7 @@ def _scores_path(run: str | Path) -> Path:
     return path / "scores.jsonl" if path.is_dir() else path
 
 
-def load_run(run: str | Path, task: str | None = None) -> tuple[list[Any], str, float, Any]:
+def load_run(run: str | Path, task: str | None = None) -> tuple[list[ScoreRecord], str, float, RunMeta]:
     """Records of one task from a calibrate folder (or scores.jsonl), its task, shipped threshold and run facts.
 
     The threshold and the facts (``RunMeta``: model, set...) come from the ``metrics.json`` beside the

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judgelab.errors import ParameterError
+
+if TYPE_CHECKING:
+    from judgelab.calibration import ScoreRecord
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,7 +69,7 @@ def _costs(text: str | None, n: int) -> tuple[float, ...] | None:
     return costs
 
 
-def _load(runs, task):
+def _load(runs: Sequence[str], task: str | None) -> tuple[list[list[ScoreRecord]], str | None, list[float]]:
     from judgelab.cli._runs import load_run
 
     loaded = [load_run(r, task) for r in runs]

@@ -151,7 +151,7 @@ def gpu_settings(offloaded: bool, config: LlamaCppConfig) -> tuple[bool, str]:
     )
 
 
-def _import_llama_cpp():
+def _import_llama_cpp() -> ModuleType:
     try:
         import llama_cpp
     except ImportError as exc:  # pragma: no cover - it is a core dependency

@@ -326,7 +326,7 @@ class TransformersBackend:
         self.forward_passes = 0
 
     @property
-    def torch_model(self):
+    def torch_model(self) -> PreTrainedModel:
         """The loaded ``torch.nn.Module`` (a transformers causal LM), for tuning and inspection.
 
         Modules injected into it (a PEFT LoRA) are used by every later judgment.
@@ -504,7 +504,7 @@ class TransformersBackend:
         self.tokens_evaluated += computed
         self.tokens_padded += padded
 
-    def _output_logits(self, hidden):
+    def _output_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """The output layer (and a final logit soft-cap, when the model has one) on hidden states."""
         logits = self._model.get_output_embeddings()(hidden)
         if self._softcap:

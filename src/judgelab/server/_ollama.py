@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -132,7 +132,7 @@ def _respond(body: _Common, final: dict[str, Any], text_field: str, text: str) -
         first["logprobs"] = final.pop("logprobs")
     last = {**final, text_field: piece("")}
 
-    def lines():
+    def lines() -> Iterator[str]:
         yield json.dumps(first) + "\n"
         yield json.dumps(last) + "\n"
 
@@ -224,8 +224,8 @@ async def show(request: Request) -> dict[str, Any]:
     }
 
 
-@router.get("/api/version")
-async def version():
+@router.get("/api/version", response_model=None)
+async def version() -> dict[str, str]:
     return {"version": __version__}
 
 

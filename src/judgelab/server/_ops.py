@@ -21,7 +21,7 @@ async def healthz(request: Request) -> dict[str, Any]:
 
 
 @router.get("/")
-async def root():  # Ollama clients probe "/"
+async def root() -> PlainTextResponse:  # Ollama clients probe "/"
     return PlainTextResponse("judgelab is running")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import BackendUnavailableError, ParameterError
@@ -30,7 +31,7 @@ __all__ = ["import_peft", "attach_lora", "LabelReader"]
 log = logging.getLogger(__name__)
 
 
-def import_peft():
+def import_peft() -> ModuleType:
     """The ``peft`` module, or an error with the install hint."""
     try:
         import peft

@@ -21,6 +21,7 @@ from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
 from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
 
 if TYPE_CHECKING:
+    import torch
     from judgelab.calibration import LabelledRow
     from tqdm import tqdm
 
@@ -164,7 +165,7 @@ class _Trainer:
         self.params = params
         self.budget = _MICRO_TOKENS["cuda" if model.backend.device_kind == "cuda" else "cpu"]
 
-    def _autocast(self):
+    def _autocast(self) -> torch.autocast:
         """bfloat16 autocast when ``config.autocast == "bf16"``; otherwise a no-op context."""
         enabled = self.config.autocast == "bf16"
         device = "cuda" if self.model.backend.device_kind == "cuda" else "cpu"

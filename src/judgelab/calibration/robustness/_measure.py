@@ -78,11 +78,11 @@ def pooled_flip(
             cols["y"].append(r.label)
             cols["g"].append(r.fold_group)
 
-    def rate(y, c, p):
+    def rate(y: np.ndarray, c: np.ndarray, p: np.ndarray) -> float:
         m = (y == 0) & ~c
         return float(p[m].mean()) if m.any() else math.nan
 
-    def stat(y, cb, pb, ca, pa):
+    def stat(y: np.ndarray, cb: np.ndarray, pb: np.ndarray, ca: np.ndarray, pa: np.ndarray) -> dict[str, float]:
         b, a = rate(y, cb, pb), rate(y, ca, pa)
         return {"before": b, "after": a, "diff": b - a}
 
