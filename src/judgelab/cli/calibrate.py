@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from judgelab.evaluators import Evaluator
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "calibrate",
         help="measure a judge on a labelled set: metrics, threshold, calibration, bias, report",

@@ -114,14 +114,14 @@ async def _run(request: Request, name: str, threshold: float, requests: list[Eva
 
 
 @router.post("/v1/evaluate", response_model=None)
-async def evaluate(request: Request) -> dict[str, Any]:
+async def evaluate(request: Request) -> dict[str, object]:
     body = await parse_body(request, EvaluateBody)
     request.app.state.judge.check_model(body.model)
     return (await _run(request, body.evaluator, body.threshold, [body.request.to_request()]))[0]
 
 
 @router.post("/v1/evaluate/batch", response_model=None)
-async def evaluate_batch(request: Request) -> dict[str, Any]:
+async def evaluate_batch(request: Request) -> dict[str, object]:
     body = await parse_body(request, EvaluateBatchBody)
     request.app.state.judge.check_model(body.model)
     return {"responses": await _run(request, body.evaluator, body.threshold, [r.to_request() for r in body.requests])}

@@ -175,7 +175,7 @@ def _details(info: ModelInfo) -> dict[str, Any]:
 
 
 @router.get("/api/tags", response_model=None)
-async def tags(request: Request) -> dict[str, Any]:
+async def tags(request: Request) -> dict[str, object]:
     state: JudgeState = request.app.state.judge
     modified = datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z")
     info = state.model.info()
@@ -201,7 +201,7 @@ class ShowBody(BaseModel):
 
 
 @router.post("/api/show", response_model=None)
-async def show(request: Request) -> dict[str, Any]:
+async def show(request: Request) -> dict[str, object]:
     body = await parse_body(request, ShowBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model or body.name, required=True)

@@ -79,7 +79,7 @@ def model_entries(state: JudgeState) -> list[dict[str, Any]]:
 
 
 @router.post("/v1/chat/completions", response_model=None)
-async def chat_completions(request: Request) -> StreamingResponse | dict[str, Any]:
+async def chat_completions(request: Request) -> StreamingResponse | dict[str, object]:
     body = await parse_body(request, CompletionBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -15,7 +13,7 @@ router = APIRouter()
 
 
 @router.get("/healthz", response_model=None)
-async def healthz(request: Request) -> dict[str, Any]:
+async def healthz(request: Request) -> dict[str, object]:
     state: JudgeState = request.app.state.judge
     return {"status": "ok", "model": state.model.id, "queued": state.batcher.pending}
 

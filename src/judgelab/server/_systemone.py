@@ -67,7 +67,7 @@ class SystemOneBody(BaseModel):
 
 
 @router.post("/v1/systemone", response_model=None)
-async def system_one(request: Request) -> dict[str, Any]:
+async def system_one(request: Request) -> dict[str, object]:
     body = await parse_body(request, SystemOneBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model)
@@ -94,7 +94,7 @@ async def system_one(request: Request) -> dict[str, Any]:
 
 
 @router.get("/v1/models", response_model=None)
-async def models(request: Request) -> dict[str, Any]:
+async def models(request: Request) -> dict[str, object]:
     """Both shapes at once: OpenAI's ``data`` and TypeSafe's ``models``."""
     state: JudgeState = request.app.state.judge
     spec = state.model.spec

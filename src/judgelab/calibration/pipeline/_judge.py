@@ -9,8 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from judgelab.calibration.scoring._factory import DEFAULT_EVALUATORS
-from judgelab.calibration.scoring._lazy import LazyModel, spec_is_final
+from judgelab.calibration.scoring import DEFAULT_EVALUATORS
+from judgelab.calibration.scoring import LazyModel, spec_is_final
 from judgelab.evaluators import (
     Evaluator,
     EvaluatorIdentity,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration.policy._cascade_fit import CascadeFit, CascadeFitOptions, fit_cascade_arrays
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import CascadePolicy, CascadeStage, load_cascade
 

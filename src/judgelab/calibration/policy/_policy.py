@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict
 
 from judgelab.calibration.policy._ltt import LTTSettings, PolicyFit, Risk, fit_arrays, policy_decisions
 from judgelab.calibration._options import with_overrides
-from judgelab.calibration.data._records import ScoreRecord, judge_values
+from judgelab.calibration.data import ScoreRecord, judge_values
 from judgelab.textfiles import load_json_model, save_json_model
 from judgelab.errors import DataError, PolicyMismatchError
 from judgelab.evaluators import LTT_CITATION
@@ -281,8 +281,8 @@ def heldout_policy(
     are cluster-bootstrap intervals over units. ``None`` when there are too
     few units for either.
     """
-    from judgelab.calibration.analysis._bootstrap import bootstrap_many
-    from judgelab.calibration.analysis._splits import split_plan
+    from judgelab.calibration.analysis import bootstrap_many
+    from judgelab.calibration.analysis import split_plan
 
     _, ok = _one_task(records)
     s = np.array([r.score for r in ok], dtype=float)

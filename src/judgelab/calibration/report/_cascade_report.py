@@ -18,15 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import bootstrap_many
-from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, cascade_decisions, fit_cascade_arrays
+from judgelab.calibration.analysis import bootstrap_many
+from judgelab.calibration.policy import CascadeFitOptions, cascade_decisions, fit_cascade_arrays
 from judgelab.calibration.policy._cascade_policy import CascadePolicy, StageRows
 
 __all__ = ["heldout_cascade", "write_cascade_report"]
 
 
 def _folds(y: np.ndarray, units: np.ndarray, k: int, seed: int | None):
-    from judgelab.calibration.analysis._splits import group_folds as folds
+    from judgelab.calibration.analysis import group_folds as folds
 
     return folds(y, units, k, seed)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
-from judgelab.calibration.policy._policy import Policy, fit_and_save_policy
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.policy import Policy, fit_and_save_policy
+from judgelab.calibration.data import ScoreRecord
 
 __all__ = ["Deployment", "deployment_for", "deployment_html", "deployment_markdown", "risk_coverage_curve"]
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
-from judgelab.calibration.policy._cascade_policy import aligned_stages
-from judgelab.calibration.analysis._metrics import fast_binary_metrics
-from judgelab.calibration.data._records import ScoreRecord
-from judgelab.calibration.analysis._selfpref import self_preference
+from judgelab.calibration.analysis import Interval, bootstrap_many
+from judgelab.calibration.policy import aligned_stages
+from judgelab.calibration.analysis import fast_binary_metrics
+from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.analysis import self_preference
 from judgelab.evaluators.jury import combine_scores
 
 __all__ = ["JuryReport", "fleiss_kappa", "jury_report"]

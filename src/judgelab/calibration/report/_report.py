@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis._analysis import Analysis
-from judgelab.calibration.data._runfiles import read_metrics, write_metrics
-from judgelab.calibration.analysis._criteria_thresholds import write_criteria_thresholds
+from judgelab.calibration.analysis import Analysis
+from judgelab.calibration.data import read_metrics, write_metrics
+from judgelab.calibration.analysis import write_criteria_thresholds
 from judgelab.calibration.report._agreement_section import agreement_tables
 
 __all__ = ["write_report"]

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.robustness._perturb_base import (
     Kind,
     Perturbation,

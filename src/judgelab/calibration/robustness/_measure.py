@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
-from judgelab.calibration.data._records import ScoreRecord
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.analysis import Interval, bootstrap_many
+from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.robustness._consistency import CHOICE_OPTIONS
 from judgelab.calibration.robustness._metrics import (
     AttackStats,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis import Interval, bootstrap_many
 
 __all__ = [
     "AttackStats",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import LabelledRow
 
 __all__ = ["Perturbation", "TemplateLayout", "evidence_of", "template_layout", "with_documents"]
 

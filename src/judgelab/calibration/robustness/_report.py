@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judgelab.calibration.analysis._bootstrap import Interval
+from judgelab.calibration.analysis import Interval
 
 if TYPE_CHECKING:  # pragma: no cover
     from judgelab.calibration.robustness._results import TaskStress

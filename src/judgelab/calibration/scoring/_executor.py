@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.scoring._batch import score_batch
 from judgelab.errors import JudgelabError
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.data._records import ScoreRecord, row_hash
-from judgelab.calibration.data._row_changes import content_hashes
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import ScoreRecord, row_hash
+from judgelab.calibration.data import content_hashes
+from judgelab.calibration.data import LabelledRow
 from judgelab.errors import DataError
 from judgelab.evaluators import EvaluatorIdentity
 
