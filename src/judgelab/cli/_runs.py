@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import DataError
+
+if TYPE_CHECKING:
+    from judgelab.calibration import LabelledRow, RunMeta, ScoreRecord
 
 __all__ = ["UNCALIBRATED_THRESHOLD", "Input", "load_run", "read_input", "records_for", "score_input"]
 
@@ -20,7 +23,7 @@ def _scores_path(run: str | Path) -> Path:
     return path / "scores.jsonl" if path.is_dir() else path
 
 
-def load_run(run: str | Path, task: str | None = None) -> tuple[list[Any], str, float, Any]:
+def load_run(run: str | Path, task: str | None = None) -> tuple[list[ScoreRecord], str, float, RunMeta]:
     """Records of one task from a calibrate folder (or scores.jsonl), its task, shipped threshold and run facts.
 
     The threshold and the facts (``RunMeta``: model, set...) come from the ``metrics.json`` beside the
@@ -62,7 +65,7 @@ def _is_scored(path: Path) -> bool:
     return False
 
 
-def _traffic_rows(path: Path) -> list[Any]:
+def _traffic_rows(path: Path) -> list[LabelledRow]:
     """Traffic rows of a JSONL file: rows that may lack ``label`` (set to 0, never read) and ``id``.
 
     A malformed line is a ``DataError`` naming the file, the line and the field,
@@ -101,7 +104,7 @@ def _traffic_rows(path: Path) -> list[Any]:
     return out
 
 
-def _rows(spec: str, *, unlabelled: bool):
+def _rows(spec: str, *, unlabelled: bool) -> list[LabelledRow]:
     """Rows of a set; traffic rows may lack ``label`` (it is set to 0 and never read)."""
     from judgelab.calibration import resolve_set
 
@@ -117,8 +120,8 @@ class Input:
 
     spec: str
     task: str
-    records: list[Any] | None = None
-    rows: list[Any] | None = None
+    records: list[ScoreRecord] | None = None
+    rows: list[LabelledRow] | None = None
 
 
 def read_input(spec: str, *, task: str, unlabelled: bool = False) -> Input:
@@ -141,7 +144,7 @@ def read_input(spec: str, *, task: str, unlabelled: bool = False) -> Input:
 
 
 def score_input(inp: Input, *, model: str | None, out: Path, threads: int | None = None,
-                progress: bool = True) -> list[Any]:
+                progress: bool = True) -> list[ScoreRecord]:
     """The records of ``inp``: as read when it was scored, else scored with ``model``'s default evaluator."""
     if inp.records is not None:
         return inp.records
@@ -149,6 +152,8 @@ def score_input(inp: Input, *, model: str | None, out: Path, threads: int | None
 
     if not model:
         raise DataError("The run does not name its model; pass --model.")
+    if inp.rows is None:  # read_input sets records or rows
+        raise DataError(f"{inp.spec} holds neither scores nor rows.")
     from judgelab.engine import load_model
     from judgelab.evaluators import build_evaluator, default_evaluator_name
     from judgelab.errors import JudgelabError
@@ -157,8 +162,7 @@ def score_input(inp: Input, *, model: str | None, out: Path, threads: int | None
         default_evaluator_name(inp.task)
     except JudgelabError:
         raise DataError(f"Cannot score task {inp.task!r} here; score the set with calibrate first and pass its run.") from None
-    options = {"n_threads": threads} if threads else {}
-    judge = load_model(model, **options)
+    judge = load_model(model, n_threads=threads) if threads else load_model(model)
     try:
         return run(build_evaluator(None, judge, task=inp.task), inp.rows, out=out / "scores.jsonl", progress=progress)
     finally:

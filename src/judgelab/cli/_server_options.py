@@ -7,9 +7,12 @@ on both; each command adds its own flags (ports, labels, transports).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgelab.specs import DEFAULT_MODEL_ID
+
+if TYPE_CHECKING:
+    from judgelab.server import ServerConfig
 
 __all__ = ["add_model_flags", "add_limit_flags", "model_options", "server_config"]
 
@@ -56,7 +59,7 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
                               ("n_gpu_layers", args.n_gpu_layers)) if v is not None}
 
 
-def server_config(args: argparse.Namespace, **extra: Any):
+def server_config(args: argparse.Namespace, **extra: Any) -> ServerConfig:
     """The ``ServerConfig`` of the shared flags (and ``extra`` fields); ``ValueError`` naming a bad flag."""
     from judgelab.server import ServerConfig
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from judgelab.specs import DEFAULT_MODEL_ID
 
@@ -10,8 +11,12 @@ from judgelab.cli._executor_options import add_executor_arguments, executor_from
 from judgelab.cli._options import open_unit, positive_int, threshold_strategy
 from judgelab.errors import ParameterError
 
+if TYPE_CHECKING:
+    from judgelab.calibration import LazyModel
+    from judgelab.evaluators import Evaluator
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "calibrate",
         help="measure a judge on a labelled set: metrics, threshold, calibration, bias, report",
@@ -51,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple:
+def _named_evaluator(args: argparse.Namespace, options: dict[str, Any], executor: object | None,
+                     ) -> tuple[LazyModel, dict[str, Evaluator]] | tuple[None, None]:
     """``(model, {task: evaluator})`` for ``--evaluator NAME``; ``(None, None)`` without it."""
     name = getattr(args, "evaluator", None)
     if not name:
@@ -63,8 +69,11 @@ def _named_evaluator(args: argparse.Namespace, options: dict, executor) -> tuple
     from judgelab.evaluators import build_evaluator, registered_evaluator
 
     task = args.task[0] if args.task else ("fact-check" if ":" in name else registered_evaluator(name.partition("+")[0]).task)
+    if task is None:
+        raise ParameterError(f"Evaluator {name!r} is registered without a task; name the rows it scores with --task.")
     model = LazyModel(args.model, options)  # the one lazy loader: a finished run is re-analysed without the weights
-    return model, {task: build_evaluator(name, model, task=task)}
+    evaluators: dict[str, Evaluator] = {str(task): build_evaluator(name, model, task=task)}
+    return model, evaluators
 
 
 def run(args: argparse.Namespace) -> int:

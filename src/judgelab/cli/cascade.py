@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from judgelab.cli._options import print_help_of
 from judgelab.errors import ParameterError
 
+if TYPE_CHECKING:
+    from judgelab.calibration import ScoreRecord
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "cascade",
         help="fit a cascade of judges with a guaranteed error (writes cascade.json and a report)",
@@ -34,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.add_argument("--no-plots", action="store_true", help="skip cascade.png")
     f.add_argument("--out", default="runs/cascade", help="output folder for cascade.json and cascade.md (default runs/cascade)")
     f.set_defaults(func=run_fit)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    p.set_defaults(func=print_help_of(p))
 
     j = subparsers.add_parser(
         "jury",
@@ -64,7 +70,7 @@ def _costs(text: str | None, n: int) -> tuple[float, ...] | None:
     return costs
 
 
-def _load(runs, task):
+def _load(runs: Sequence[str], task: str | None) -> tuple[list[list[ScoreRecord]], str | None, list[float]]:
     from judgelab.cli._runs import load_run
 
     loaded = [load_run(r, task) for r in runs]

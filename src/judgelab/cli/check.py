@@ -17,7 +17,7 @@ EXAMPLE_DOCUMENT = (
 EXAMPLE_CLAIM = "The Eiffel Tower was finished in 1889."
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "check",
         help="fact-check one claim against a document and print P(yes)",

@@ -8,7 +8,7 @@ import json
 from judgelab.cli._runs import load_run
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "compare",
         help="compare two calibration runs on the same rows (paired bootstrap, McNemar)",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "estimate",
         help="corrected share of good answers in unlabelled traffic (prediction-powered inference)",

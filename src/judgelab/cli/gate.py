@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "gate",
         help="CI drift gate: exit 1 when the judge, its template, the label mix or its metric changed",

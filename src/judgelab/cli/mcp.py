@@ -13,7 +13,7 @@ import sys
 from judgelab.cli._server_options import add_limit_flags, add_model_flags, model_options, server_config
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "mcp",
         help="serve one judge model as MCP tools (fact_check, check_relevancy, decide, evaluate, list_models)",

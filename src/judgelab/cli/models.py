@@ -10,7 +10,7 @@ from judgelab.specs import DEFAULT_MODEL_ID, load_spec, scan_specs
 from judgelab.weights import pull, weights_status
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("models", help="list judge models and whether their weights are here")
     sub = p.add_subparsers(dest="models_command", metavar="ACTION")
     pull_p = sub.add_parser("pull", help="download a model's weights from Hugging Face (needs internet)")

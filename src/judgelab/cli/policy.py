@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "policy",
         help="choose pass/fail/abstain thresholds with a guaranteed error rate (writes policy.json)",

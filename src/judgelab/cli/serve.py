@@ -9,13 +9,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from judgelab.cli._server_options import add_limit_flags, add_model_flags, model_options, server_config
+
+if TYPE_CHECKING:
+    from judgelab.server import ServerConfig
 
 log = logging.getLogger(__name__)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "serve",
         help="serve one judge model over the Ollama, OpenAI, TypeSafe and judgelab HTTP APIs",
@@ -51,7 +55,7 @@ def _labels(text: str | None) -> tuple[str, ...] | None:
     return labels
 
 
-def _config(args: argparse.Namespace):
+def _config(args: argparse.Namespace) -> ServerConfig:
     """The server config from the flags; ``ValueError`` naming the flag for a bad value."""
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be between 0 and 65535, got {args.port}")

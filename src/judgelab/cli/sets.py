@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from judgelab.cli._options import print_help_of
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("sets", help="import or validate labelled sets")
     sub = p.add_subparsers(dest="sets_command", metavar="ACTION")
     imp = sub.add_parser(
@@ -34,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     val.add_argument("path")
     val.add_argument("--skip-invalid", action="store_true", help="count malformed rows instead of stopping")
     val.set_defaults(func=run_validate)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    p.set_defaults(func=print_help_of(p))
 
 
 def run_import(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ def add_stress_options(p: argparse.ArgumentParser) -> None:
                    help="also measure the labels' share of the next-token probability (reads the full output layer)")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "stress",
         help="stress a judge on a labelled set: injection, fake verdicts, spoofing, consistency, with intervals",

@@ -21,7 +21,7 @@ def _names(text: str) -> tuple[str, ...]:
     return names
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "tune",
         help="LoRA-tune a judge on labelled sets: adapter (PEFT + GGUF), model spec, report",

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Backend", "BackendFacts"]
+__all__ = ["Backend", "BackendFacts", "Prefilling"]
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,10 @@ class Backend(Protocol):
     name: str
     n_ctx: int
     """The most tokens one prompt may have."""
-    tokens_evaluated: int
-    """Prompt tokens actually run through the model so far (cached prefixes excluded)."""
+    @property
+    def tokens_evaluated(self) -> int:
+        """Prompt tokens actually run through the model so far (cached prefixes excluded)."""
+        ...
 
     def facts(self) -> BackendFacts:
         """Architecture, parameter count, quantisation and size of the loaded weights."""
@@ -110,4 +112,15 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Free the model."""
+        ...
+
+
+@runtime_checkable
+class Prefilling(Protocol):
+    """A backend that can evaluate a prompt in pieces ahead of judging it (llama.cpp, unpacked)."""
+
+    supports_prefill: bool
+
+    def prefill(self, tokens: Sequence[int], max_tokens: int) -> int:
+        """Evaluate up to ``max_tokens`` more of ``tokens``; returns how many are still to do."""
         ...

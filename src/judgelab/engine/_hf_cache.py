@@ -25,6 +25,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 from judgelab.errors import JudgelabError
@@ -114,7 +116,7 @@ def converted_folder(gguf: Path, root: Path | None = None) -> Path:
     return target
 
 
-def _marker(gguf: Path, sha: str) -> dict:
+def _marker(gguf: Path, sha: str) -> dict[str, str]:
     import torch
     import transformers
 
@@ -152,7 +154,7 @@ def _convert(gguf: Path, out: Path) -> None:
         ) from exc
     # The weights are plain float tensors now; drop the GGUF quantiser so that
     # save_pretrained writes an ordinary safetensors checkpoint.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # torch types Module attributes as Tensor | Module
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(str(out))
@@ -161,7 +163,7 @@ def _convert(gguf: Path, out: Path) -> None:
 
 
 @contextlib.contextmanager
-def _reuse_gguf_reader():
+def _reuse_gguf_reader() -> Iterator[None]:
     """Parse the GGUF once for both the tokenizer and the model.
 
     transformers builds a ``gguf.GGUFReader`` for each, and building one
@@ -174,16 +176,16 @@ def _reuse_gguf_reader():
         yield
         return
     original = gguf.GGUFReader
-    readers: dict[tuple, object] = {}
+    readers: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], object] = {}
 
-    def reader(*args, **kwargs):
+    def reader(*args: Any, **kwargs: Any) -> object:  # forwards whatever transformers passes
         key = (tuple(str(a) for a in args), tuple(sorted((k, str(v)) for k, v in kwargs.items())))
         if key not in readers:
             readers[key] = original(*args, **kwargs)
         return readers[key]
 
-    gguf.GGUFReader = reader
+    gguf.GGUFReader = reader  # type: ignore[misc, assignment]  # a patch for the conversion only, undone below
     try:
         yield
     finally:
-        gguf.GGUFReader = original
+        gguf.GGUFReader = original  # type: ignore[misc]

@@ -21,12 +21,16 @@ from __future__ import annotations
 import logging
 import mmap
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 __all__ = ["LabelHead", "load_label_head", "gguf_metadata"]
+
+#: A GGUF metadata value judgelab reads (arrays are skipped).
+GgufScalar = int | float | str
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +73,7 @@ def _round_bf16(h: np.ndarray) -> np.ndarray:
     return rounded.astype(np.uint32).view(np.float32)
 
 
-def _input_rounding(type_name: str):
+def _input_rounding(type_name: str) -> Callable[[np.ndarray], np.ndarray] | None:
     if type_name in _Q8_0_INPUT or type_name in _Q8_1_INPUT:
         return _round_q8_0
     if type_name in _Q8_K_INPUT:
@@ -86,7 +90,7 @@ def _input_rounding(type_name: str):
 class LabelHead:
     """The output layer restricted to the rows asked for."""
 
-    def __init__(self, tensor: "_TensorInfo", rounding, softcap: float | None) -> None:
+    def __init__(self, tensor: "_TensorInfo", rounding: Callable[[np.ndarray], np.ndarray], softcap: float | None) -> None:
         self._tensor = tensor
         self.type_name = tensor.type_name
         self._round = rounding
@@ -131,7 +135,7 @@ def load_label_head(model_path: str | Path) -> LabelHead | None:
     return LabelHead(tensor, rounding, float(softcap) if softcap else None)
 
 
-def gguf_metadata(path: str | Path) -> dict[str, object]:
+def gguf_metadata(path: str | Path) -> dict[str, GgufScalar]:
     """The scalar and string metadata of a GGUF file (arrays such as the vocabulary are left out)."""
     return {k: v for k, v in _read_header(Path(path)).values.items() if v is not None}
 
@@ -175,7 +179,7 @@ class _TensorInfo:
 
 class _Header:
     def __init__(self) -> None:
-        self.values: dict[str, object] = {}
+        self.values: dict[str, GgufScalar | None] = {}
         self.tensors: dict[str, _TensorInfo] = {}
 
 
@@ -184,7 +188,7 @@ def _read_header(path: Path) -> _Header:
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         off = 0
 
-        def unpack(fmt: str):
+        def unpack(fmt: str) -> Any:  # struct's values are untyped
             nonlocal off
             value = struct.unpack_from(fmt, buf, off)[0]
             off += struct.calcsize(fmt)
@@ -196,7 +200,7 @@ def _read_header(path: Path) -> _Header:
             off += n
             return bytes(buf[off - n : off]).decode("utf-8", errors="replace")
 
-        def value(type_id: int):
+        def value(type_id: int) -> GgufScalar | None:
             nonlocal off
             if type_id in _SCALARS:
                 return unpack(_SCALARS[type_id])

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.engine._backend import Backend
 from judgelab.errors import LabelError
@@ -117,13 +118,13 @@ def build_sequences(
     )
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
+def _log_softmax(logits: ArrayLike) -> np.ndarray:
     logits = np.asarray(logits, dtype=np.float64)
     top = float(np.max(logits))
     return logits - (top + float(np.log(np.exp(logits - top).sum())))
 
 
-def form_scores(seqs: LabelSequences, branch_logits: Mapping[Node, Sequence[float]]) -> np.ndarray:
+def form_scores(seqs: LabelSequences, branch_logits: Mapping[Node, ArrayLike]) -> np.ndarray:
     """Each form's log-probability restricted to the label set, after the prompt and prefix.
 
     ``branch_logits[node]`` are the logits of the tokens that follow ``node``

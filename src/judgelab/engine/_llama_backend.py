@@ -37,7 +37,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +52,9 @@ from judgelab.engine._schedule import (
 )
 from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
+
+if TYPE_CHECKING:
+    from judgelab.engine._llama_adapter import LoraHandle
 
 __all__ = ["LlamaCppConfig", "LlamaCppBackend", "gpu_settings"]
 
@@ -147,7 +151,7 @@ def gpu_settings(offloaded: bool, config: LlamaCppConfig) -> tuple[bool, str]:
     )
 
 
-def _import_llama_cpp():
+def _import_llama_cpp() -> ModuleType:
     try:
         import llama_cpp
     except ImportError as exc:  # pragma: no cover - it is a core dependency
@@ -258,7 +262,7 @@ class LlamaCppBackend:
                 f"llama.cpp could not create a context of {cparams.n_ctx} tokens for {path}: {exc}. "
                 "Try a smaller n_ctx."
             ) from exc
-        self._lora = self._attach_lora() if config.lora_path else None
+        self._lora = self._attach_lora(config.lora_path) if config.lora_path else None
         self._batch = llama_cpp.llama_batch_init(config.n_batch, 0, config.n_seq_max)
         self._cached: list[int] = []  # tokens of sequence 0 now in the KV cache
         self._clean = 0  # leading cached tokens computed in exactly their own pieces (``_bounds``)
@@ -290,12 +294,12 @@ class LlamaCppBackend:
                 cparams.cb_eval = self._capture.callback
                 cparams.cb_eval_user_data = None
 
-    def _attach_lora(self):
+    def _attach_lora(self, path: str) -> "LoraHandle":
         """The spec's LoRA adapter applied to the context (closing both when llama.cpp refuses it)."""
         from judgelab.engine._llama_adapter import attach_lora
 
         try:
-            return attach_lora(self._ll, self._model.model, self._ctx.ctx, self.config.lora_path,
+            return attach_lora(self._ll, self._model.model, self._ctx.ctx, path,
                                self.config.lora_scale)
         except JudgelabError:
             self._ctx.close()
@@ -387,10 +391,10 @@ class LlamaCppBackend:
         with self._lock:
             self._check_label_head()
         if not self.config.packed:
-            order = sorted(range(len(prompts)), key=lambda i: prompts[i])
+            order = sorted(range(len(prompts)), key=lambda i: tuple(prompts[i]))
             with self._lock:
                 for i in order:
-                    out[i] = self._extend_seq0(list(prompts[i]), want_logits=True, ids=ids)
+                    out[i] = self._logits_seq0(list(prompts[i]), ids=ids)
             return out
         distinct = sorted({tuple(p) for p in prompts})
         where = {p: k for k, p in enumerate(distinct)}
@@ -567,6 +571,13 @@ class LlamaCppBackend:
                 logits = np.array(self._label_logits_at(0, index, ids)) if ids is not None else self._full_logits(index)
         return logits
 
+    def _logits_seq0(self, tokens: list[int], *, ids: list[int] | None = None, exact: bool = True) -> np.ndarray:
+        """``_extend_seq0`` with the logits at the last token, which it always decodes when they are wanted."""
+        logits = self._extend_seq0(tokens, want_logits=True, ids=ids, exact=exact)
+        if logits is None:
+            raise JudgelabError(f"llama.cpp decoded no logits for a prompt of {len(tokens)} tokens; please report it.")
+        return logits
+
     def _fill(self, pieces: Sequence["_Piece"]) -> None:
         """Fill the llama batch with pieces; logits only at pieces' last tokens
         that belong to a member.
@@ -620,7 +631,7 @@ class LlamaCppBackend:
 
     def _label_logits_at(self, output: int, index: int, ids: list[int]) -> list[float]:
         """Label logits of the ``output``-th output row, at batch position ``index``."""
-        if self._hidden is not None:
+        if self._hidden is not None and self._head is not None:
             return self._head.logits(self._hidden[output], ids)[0].tolist()
         return self._logits_of(index, ids)
 
@@ -641,12 +652,12 @@ class LlamaCppBackend:
         tokens = self.tokenize(_HEAD_PROBE, add_bos=True)
         counters = self.tokens_evaluated, self.label_head_decodes  # the probe is not the caller's work
         self.reset_cache()
-        full = self._extend_seq0(tokens, want_logits=True)  # not yet trusted: the full layer
+        full = self._logits_seq0(tokens)  # not yet trusted: the full layer
         ids = [int(t) for t in np.argsort(full)[-16:]] + [int(t) for t in tokens[-4:]]
         self.reset_cache()
         self._probing = True
         try:
-            head = self._extend_seq0(tokens, want_logits=True, ids=ids)
+            head = self._logits_seq0(tokens, ids=ids)
             captured = self._hidden is not None
         finally:
             self._probing = False
@@ -672,7 +683,7 @@ class LlamaCppBackend:
     def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
         """Full-vocabulary logits after ``tokens`` (for free-text greedy decoding)."""
         with self._lock:
-            return self._extend_seq0(list(tokens), want_logits=True, exact=False).astype(np.float64)
+            return self._logits_seq0(list(tokens), exact=False).astype(np.float64)
 
     def is_end_of_generation(self, token_id: int) -> bool:
         return bool(self._ll.llama_vocab_is_eog(self._model.vocab, token_id))
@@ -723,7 +734,7 @@ class LlamaCppBackend:
             self._model.close()
 
 
-def _file_type_name(llama_cpp, file_type: str | None) -> str:
+def _file_type_name(llama_cpp: ModuleType, file_type: str | None) -> str:
     """``general.file_type`` (an int) as llama.cpp names it: 15 -> ``"Q4_K_M"``."""
     if file_type is None or not str(file_type).isdigit():
         return ""

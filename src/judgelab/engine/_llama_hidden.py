@@ -18,6 +18,7 @@ output layer once per model.
 from __future__ import annotations
 
 import ctypes
+from types import ModuleType
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,7 @@ class _GgmlTensor(ctypes.Structure):
     ]
 
 
-def _find_tensor_get(llama_cpp_module):
+def _find_tensor_get(llama_cpp_module: ModuleType) -> "ctypes._NamedFuncPointer":
     """ggml's ``ggml_backend_tensor_get``: through libllama where the loader
     resolves dependencies (Linux, macOS), else from the ggml-base library
     shipped beside it (Windows). Raises OSError when neither has it."""
@@ -59,7 +60,7 @@ def _find_tensor_get(llama_cpp_module):
         return llama_cpp_module.llama_cpp._lib.ggml_backend_tensor_get
     except AttributeError:
         pass
-    lib_dir = Path(llama_cpp_module.__file__).parent / "lib"
+    lib_dir = Path(llama_cpp_module.__file__ or ".").parent / "lib"
     for path in sorted(lib_dir.glob("*ggml-base*")):
         try:
             return ctypes.CDLL(str(path)).ggml_backend_tensor_get
@@ -77,7 +78,7 @@ class HiddenCapture:
     was not seen or did not look as expected.
     """
 
-    def __init__(self, llama_cpp_module, n_embd: int) -> None:
+    def __init__(self, llama_cpp_module: ModuleType, n_embd: int) -> None:
         self._tensor_get = _find_tensor_get(llama_cpp_module)
         self._tensor_get.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
         self._tensor_get.restype = None
@@ -96,7 +97,7 @@ class HiddenCapture:
         rows, self.rows = self.rows, None
         return rows
 
-    def _on_node(self, tensor_ptr, ask, _user_data) -> bool:
+    def _on_node(self, tensor_ptr: int | None, ask: bool, _user_data: object) -> bool:
         if not self.armed or not tensor_ptr:
             return False
         tensor = _GgmlTensor.from_address(tensor_ptr)

@@ -12,6 +12,7 @@ to stderr, as llama.cpp does by itself.
 from __future__ import annotations
 
 import ctypes
+from types import ModuleType
 import logging
 import sys
 import threading
@@ -30,7 +31,7 @@ _verbose = False
 _last_level = logging.DEBUG
 
 
-def route_llama_logs(llama_cpp_module, *, verbose: bool) -> None:
+def route_llama_logs(llama_cpp_module: ModuleType, *, verbose: bool) -> None:
     """Install the callback once per process; ``verbose`` turns on raw stderr output."""
     global _callback, _verbose
     with _lock:
@@ -39,7 +40,7 @@ def route_llama_logs(llama_cpp_module, *, verbose: bool) -> None:
             return
 
         @llama_cpp_module.llama_log_callback
-        def _on_log(level: int, text: bytes, _user_data) -> None:
+        def _on_log(level: int, text: bytes, _user_data: object) -> None:
             global _last_level
             message = text.decode("utf-8", errors="replace") if text else ""
             if _verbose:

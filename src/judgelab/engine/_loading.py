@@ -7,12 +7,16 @@ import hashlib
 import importlib
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgelab.engine._model import JudgeModel
 from judgelab.errors import BackendUnavailableError, SpecError
 from judgelab.specs import ModelSpec, PromptFormat, WeightSource, load_spec
 from judgelab.weights import resolve_weights
+
+if TYPE_CHECKING:
+    from judgelab.engine._llama_backend import LlamaCppBackend
+    from judgelab.engine._transformers_backend import TransformersBackend
 
 __all__ = ["load_model", "BACKENDS", "adapter_file"]
 
@@ -88,17 +92,17 @@ def adapter_file(spec: ModelSpec, kind: str, backend: str) -> Path | None:
     return path
 
 
-def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]):
+def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]) -> LlamaCppBackend:
     from judgelab.engine._llama_backend import LlamaCppBackend, LlamaCppConfig
 
     options = _backend_options(LlamaCppConfig, "model_path", "llama_cpp", spec, options)
     lora = adapter_file(spec, "gguf", "llama_cpp")
-    if lora is not None:
+    if lora is not None and spec.adapter is not None:
         options = {"lora_path": str(lora), "lora_scale": spec.adapter.scale, **options}
     return LlamaCppBackend(LlamaCppConfig(model_path=str(weights), **options))
 
 
-def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str, Any]):
+def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str, Any]) -> TransformersBackend:
     from judgelab.engine._transformers_backend import (
         TransformersBackend,
         TransformersConfig,
@@ -108,7 +112,7 @@ def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str,
     _import_torch()  # BackendUnavailableError naming the extra, before anything else
     options = _backend_options(TransformersConfig, "model", "transformers", spec, options)
     peft = adapter_file(spec, "peft", "transformers")
-    if peft is not None:
+    if peft is not None and spec.adapter is not None:
         options = {"adapter_path": str(peft), "adapter_scale": spec.adapter.scale, **options}
     return TransformersBackend(TransformersConfig(model=str(weights), **options))
 
@@ -147,6 +151,7 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
     """
     text = str(id_or_path)
     path = Path(text).expanduser()
+    weights: Path | str
     if path.suffix in {".gguf", ".safetensors"} or (path.is_dir() and (path / "config.json").exists()):
         if not path.exists():
             raise SpecError(f"Weights file not found: {path}")

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from judgelab.engine._backend import Backend
+from judgelab.engine._backend import Backend, Prefilling
 from judgelab.engine._info import ModelInfo
-from judgelab.engine._label_trie import build_sequences, scores_with_mass, sequence_scores
+from judgelab.engine._label_trie import LabelSequences, build_sequences, scores_with_mass, sequence_scores
 from judgelab.engine._labels import ResolvedLabels, resolve_labels
 from judgelab.engine._prompt import Prompt, render_prompt
 from judgelab.engine._token_cache import TokenCache
@@ -138,7 +138,7 @@ class JudgeModel:
     def _tokens(self, text: str, add_bos: bool) -> list[int]:
         spans = text.plain_spans if isinstance(text, Prompt) else None
         key = (str(text), spans, add_bos)
-        if spans:
+        if isinstance(text, Prompt) and spans:
             pieces = text.pieces()
             return self._token_cache.get(key, lambda: self.backend.tokenize_pieces(pieces, add_bos=add_bos))
         return self._token_cache.get(key, lambda: self.backend.tokenize(str(text), add_bos=add_bos))
@@ -260,7 +260,7 @@ class JudgeModel:
             self.check_prompt(p, what="prompt" if len(prompts) == 1 else f"prompt #{i}")
         token_lists = [self.tokenize(p) for p in prompts]
         if resolved.sequences is not None:
-            return self._judge_sequences(resolved, token_lists)
+            return self._judge_sequences(resolved, resolved.sequences, token_lists)
         if self.label_mass:
             return self._judge_with_mass(resolved, token_lists)
         logits = self.backend.label_logits(token_lists, resolved.token_ids)
@@ -271,15 +271,18 @@ class JudgeModel:
             _judgment(resolved.labels, resolved.owner, row, len(toks)) for row, toks in zip(logits, token_lists)
         ]
 
-    def _judge_sequences(self, resolved: ResolvedLabels, token_lists: list[tuple[int, ...]]) -> list[Judgment]:
+    def _judge_sequences(self, resolved: ResolvedLabels, seqs: LabelSequences,
+                         token_lists: Sequence[Sequence[int]]) -> list[Judgment]:
         """``judge_many`` for labels read as token sequences: the prefix once, then each branch (``_label_trie``)."""
-        seqs = resolved.sequences
         for i, toks in enumerate(token_lists):
             if len(toks) + seqs.longest - 1 > self.n_ctx:
                 what = "prompt plus its labels' tokens" + ("" if len(token_lists) == 1 else f" (prompt #{i})")
                 raise ContextLengthError(len(toks) + seqs.longest - 1, self.n_ctx, what=what)
+        scores: list[np.ndarray]
+        masses: list[float | None]
         if self.label_mass:
-            scores, masses = zip(*(scores_with_mass(self.backend.next_logits, seqs, toks) for toks in token_lists))
+            pairs = [scores_with_mass(self.backend.next_logits, seqs, toks) for toks in token_lists]
+            scores, masses = [s for s, _ in pairs], [m for _, m in pairs]
         else:
             scores = list(sequence_scores(self.backend, seqs, token_lists))
             masses = [None] * len(token_lists)
@@ -292,7 +295,7 @@ class JudgeModel:
             out.append(Judgment(j.label, j.probability, j.probabilities, j.prompt_tokens, j.logprobs, mass))
         return out
 
-    def _judge_with_mass(self, resolved: ResolvedLabels, token_lists: list[tuple[int, ...]]) -> list[Judgment]:
+    def _judge_with_mass(self, resolved: ResolvedLabels, token_lists: Sequence[Sequence[int]]) -> list[Judgment]:
         """``judge_many`` from the full output layer, with the labels' share of it."""
         ids = np.asarray(resolved.token_ids)
         out = []
@@ -310,7 +313,7 @@ class JudgeModel:
     @property
     def can_prefill(self) -> bool:
         """Whether ``prefill`` evaluates a prompt in pieces (llama.cpp, unpacked); else it does nothing."""
-        return callable(getattr(self.backend, "prefill", None)) and bool(getattr(self.backend, "supports_prefill", False))
+        return isinstance(self.backend, Prefilling) and bool(self.backend.supports_prefill)
 
     def prefill(self, prompt: str, max_tokens: int) -> int:
         """Evaluate up to ``max_tokens`` more of ``prompt``'s tokens ahead of judging it; the tokens still to do.
@@ -323,7 +326,7 @@ class JudgeModel:
         token count when the backend cannot (``can_prefill`` is false).
         """
         tokens = self.tokenize(prompt)
-        if not self.can_prefill:
+        if not (isinstance(self.backend, Prefilling) and self.backend.supports_prefill):  # can_prefill
             return len(tokens)
         return int(self.backend.prefill(tokens, max_tokens))
 

@@ -17,6 +17,7 @@ import logging
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Self
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -48,13 +49,13 @@ class Prompt(str):
 
     plain_spans: tuple[Span, ...]
 
-    def __new__(cls, text: str, plain_spans: Sequence[Span] = ()) -> "Prompt":
+    def __new__(cls, text: str, plain_spans: Sequence[Span] = ()) -> Self:
         obj = super().__new__(cls, text)
         obj.plain_spans = _normalise(plain_spans, len(text))
         return obj
 
     @classmethod
-    def join(cls, parts: Sequence[tuple[str, bool]]) -> "Prompt":
+    def from_parts(cls, parts: Sequence[tuple[str, bool]]) -> "Prompt":
         """A prompt from ``(text, plain)`` parts, in order."""
         text, spans, pos = [], [], 0
         for part, plain in parts:
@@ -89,12 +90,12 @@ class Prompt(str):
         if not isinstance(other, str):
             return NotImplemented
         tail = other._parts() if isinstance(other, Prompt) else [(other, True)]
-        return Prompt.join(self._parts() + tail)
+        return Prompt.from_parts(self._parts() + tail)
 
     def __radd__(self, other: object) -> "Prompt":
         if not isinstance(other, str):
             return NotImplemented
-        return Prompt.join([(other, True), *self._parts()])
+        return Prompt.from_parts([(other, True), *self._parts()])
 
     def __repr__(self) -> str:
         return f"Prompt({str.__repr__(self)}, plain_spans={self.plain_spans!r})"
@@ -182,7 +183,7 @@ def _render_raw(template: str, user: str, system: str) -> Prompt:
             parts.pop(0)
         if parts:
             parts[0] = (parts[0][0].lstrip("\n"), parts[0][1])
-    return Prompt.join(parts)
+    return Prompt.from_parts(parts)
 
 
 _SENTINEL = re.compile("\ue000(\\d+)\ue001")

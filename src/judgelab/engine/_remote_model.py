@@ -46,7 +46,7 @@ class ChatPrompt(Prompt):
         parts: list[tuple[str, bool]] = []
         for i, (role, content) in enumerate(messages):
             parts += [(("\n\n" if i else "") + f"[{role}]\n", False), (content, True)]
-        joined = Prompt.join(parts)
+        joined = Prompt.from_parts(parts)
         obj = super().__new__(cls, str(joined), joined.plain_spans)
         obj.messages = tuple(messages)
         return obj

@@ -26,7 +26,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +35,10 @@ from judgelab.engine._backend import BackendFacts
 from judgelab.engine._schedule import prefix_groups
 from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import Cache, PreTrainedModel
 
 __all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
 
@@ -143,7 +148,7 @@ class TransformersConfig:
             raise ValueError(f"The 'n_ctx' option must be an int >= 1. Got {self.n_ctx!r} instead.")
 
 
-def _import_torch():
+def _import_torch() -> tuple[ModuleType, ModuleType]:
     """torch and transformers, or a BackendUnavailableError naming the extra."""
     try:
         import torch
@@ -181,10 +186,11 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 PEFT_HINT = "pip install 'judgelab[tune]'"
 
 
-def _merged_adapter(model, path: str, scale: float):
+def _merged_adapter(model: PreTrainedModel, path: str, scale: float) -> PreTrainedModel:
     """``model`` with the PEFT LoRA adapter in ``path`` merged into its weights."""
     try:
         from peft import PeftModel
+        from peft.tuners.lora import LoraLayer
     except ImportError as exc:
         raise BackendUnavailableError(
             f"Loading a LoRA adapter on the transformers backend needs peft ({exc}). "
@@ -198,7 +204,7 @@ def _merged_adapter(model, path: str, scale: float):
     wrapped = PeftModel.from_pretrained(model, path)
     if scale != 1.0:
         for module in wrapped.modules():
-            if hasattr(module, "set_scale") and hasattr(module, "scaling"):
+            if isinstance(module, LoraLayer):
                 for name in list(module.scaling):
                     module.set_scale(name, scale)
     log.info("PEFT adapter %s merged (scale %g)", path, scale)
@@ -301,7 +307,7 @@ class TransformersBackend:
 
         if config.batch_size == "auto":
             self._max_rows = _AUTO_MAX_ROWS[device]
-            self._max_tokens = _AUTO_TOKENS[device]
+            self._max_tokens: int | None = _AUTO_TOKENS[device]
         else:
             self._max_rows = int(config.batch_size)
             self._max_tokens = None
@@ -320,7 +326,7 @@ class TransformersBackend:
         self.forward_passes = 0
 
     @property
-    def torch_model(self):
+    def torch_model(self) -> PreTrainedModel:
         """The loaded ``torch.nn.Module`` (a transformers causal LM), for tuning and inspection.
 
         Modules injected into it (a PEFT LoRA) are used by every later judgment.
@@ -336,7 +342,7 @@ class TransformersBackend:
                 ids.add(value)
             elif isinstance(value, (list, tuple)):
                 ids.update(int(v) for v in value)
-        ids.update(self._special_id(t) for t in _END_OF_TURN if self._special_id(t) is not None)
+        ids.update(i for i in map(self._special_id, _END_OF_TURN) if i is not None)
         return ids
 
     def _special_id(self, text: str) -> int | None:
@@ -479,7 +485,7 @@ class TransformersBackend:
             packs.append(current)
         return packs
 
-    def _packed_logits(self, batch: list[Sequence[int]]):
+    def _packed_logits(self, batch: list[Sequence[int]]) -> torch.Tensor:
         """Logits at the last token of each prompt, the prompts packed into one row, no padding."""
         torch = self._torch
         dev = self._input_device
@@ -498,7 +504,7 @@ class TransformersBackend:
         self.tokens_evaluated += computed
         self.tokens_padded += padded
 
-    def _output_logits(self, hidden):
+    def _output_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """The output layer (and a final logit soft-cap, when the model has one) on hidden states."""
         logits = self._model.get_output_embeddings()(hidden)
         if self._softcap:
@@ -531,7 +537,7 @@ class TransformersBackend:
             buckets.append(current)
         return buckets
 
-    def _shared_prefix_logits(self, prefix: Sequence[int], suffixes: list[Sequence[int]]):
+    def _shared_prefix_logits(self, prefix: Sequence[int], suffixes: list[Sequence[int]]) -> torch.Tensor:
         """Logits after ``prefix + suffix`` for each suffix, the prefix computed once.
 
         The prefix runs alone and keeps its key/values; each batch of
@@ -568,7 +574,7 @@ class TransformersBackend:
             start = end
         return torch.cat(rows_out)
 
-    def _suffix_batch(self, cache, n: int, batch: list[Sequence[int]]):
+    def _suffix_batch(self, cache: Cache, n: int, batch: list[Sequence[int]]) -> torch.Tensor:
         torch = self._torch
         dev = self._input_device
         rows, width = len(batch), max(len(s) for s in batch)
@@ -599,7 +605,7 @@ class TransformersBackend:
         self._count_pass(int(lengths.sum()), padded=rows * width - int(lengths.sum()))
         return logits.float()
 
-    def _last_logits(self, batch: list[Sequence[int]]):
+    def _last_logits(self, batch: list[Sequence[int]]) -> torch.Tensor:
         """Logits at the last token of each prompt: a (len(batch), vocab) tensor."""
         torch = self._torch
         width = max(len(p) for p in batch)

@@ -13,7 +13,7 @@ from judgelab.errors import ParameterError
 from judgelab.evaluators._registry import build_evaluator, evaluator_names, register_evaluator
 from judgelab.evaluators._policy_file import Policy, load_cascade
 from judgelab.evaluators.cascade import Cascade
-from judgelab.evaluators.jury import Jury
+from judgelab.evaluators.jury import Combine, Jury
 
 __all__ = ["build_cascade", "load_stage_models"]
 
@@ -71,7 +71,7 @@ def _cascade(model: Any, policy: Any = None, **options: Any) -> Any:
     return build_cascade(model, policy, **options)
 
 
-def _jury(model: Any, members: Any = ("gemma-3-270m", "smollm2-135m"), combine: str = "mean-logit",
+def _jury(model: Any, members: Any = ("gemma-3-270m", "smollm2-135m"), combine: Combine = "mean-logit",
           evaluator: str | None = None, task: str = "fact-check", **model_options: Any) -> Any:
     from judgelab.engine import load_model
 

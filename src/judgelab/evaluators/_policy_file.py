@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -64,7 +65,7 @@ class Band(NamedTuple):
         return "abstain"
 
 
-def cascade_decisions(bands, scores) -> tuple[np.ndarray, np.ndarray]:
+def cascade_decisions(bands: Sequence[Band], scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The joint decision of stages' bands on rows: ``("pass"|"fail"|"abstain", deciding stage)`` arrays.
 
     ``scores`` is ``(n_stages, n_rows)`` (one stage: ``(n_rows,)`` will do);
@@ -242,12 +243,35 @@ class Policy(BaseModel):
                                  "policy; read its stages (policy.stages), or apply it with Cascade(stages, policy=...).")
         return self.stages[0]
 
-    lower = property(lambda self: self.stage.lower, doc="The one stage's FAIL threshold.")
-    upper = property(lambda self: self.stage.upper, doc="The one stage's PASS threshold.")
-    spec_hash = property(lambda self: self.stage.spec_hash, doc="The one stage's model spec hash.")
-    template_hash = property(lambda self: self.stage.template_hash, doc="The one stage's template hash.")
-    model = property(lambda self: self.stage.model, doc="The one stage's model id.")
-    evaluator = property(lambda self: self.stage.evaluator, doc="The one stage's evaluator.")
+    @property
+    def lower(self) -> float | None:
+        """The one stage's FAIL threshold."""
+        return self.stage.lower
+
+    @property
+    def upper(self) -> float | None:
+        """The one stage's PASS threshold."""
+        return self.stage.upper
+
+    @property
+    def spec_hash(self) -> str | None:
+        """The one stage's model spec hash."""
+        return self.stage.spec_hash
+
+    @property
+    def template_hash(self) -> str | None:
+        """The one stage's template hash."""
+        return self.stage.template_hash
+
+    @property
+    def model(self) -> str | None:
+        """The one stage's model id."""
+        return self.stage.model
+
+    @property
+    def evaluator(self) -> str | None:
+        """The one stage's evaluator."""
+        return self.stage.evaluator
 
     def bands(self) -> list[Band]:
         """Every stage's ``Band``, in order."""

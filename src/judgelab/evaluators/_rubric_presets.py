@@ -7,12 +7,13 @@ each metric reads follow Flow-Judge's presets; the wording is judgelab's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from judgelab.errors import QuestionError
 
-__all__ = ["Rubric", "RubricItem", "RUBRIC_PRESETS"]
+__all__ = ["Rubric", "RubricItem", "RUBRIC_PRESETS", "rubric_items"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,7 @@ class Rubric:
     documents_as: str = "context"
 
     def __post_init__(self) -> None:
-        items = tuple(
-            i if isinstance(i, RubricItem) else RubricItem(int(i[0]), str(i[1])) for i in self.items
-        )
+        items = rubric_items(self.items)
         scores = [i.score for i in items]
         if len(items) < 2:
             raise QuestionError(f"Rubric {self.name!r} needs at least 2 scores, got {scores}.")
@@ -57,6 +56,11 @@ class Rubric:
     @property
     def high(self) -> int:
         return self.items[-1].score
+
+
+def rubric_items(items: Iterable[RubricItem | tuple[int, str]]) -> tuple[RubricItem, ...]:
+    """``items`` as ``RubricItem`` values (a ``(score, description)`` pair is converted)."""
+    return tuple(i if isinstance(i, RubricItem) else RubricItem(int(i[0]), str(i[1])) for i in items)
 
 
 def _r(name: str, criteria: str, documents_as: str, *descriptions: str) -> Rubric:

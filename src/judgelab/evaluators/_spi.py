@@ -64,6 +64,11 @@ class EvaluationRequest:
         return [d.text for d in self.data_list if d.text.strip()]
 
 
+def documents_of(items: Iterable[Document | str]) -> tuple[Document, ...]:
+    """``items`` as ``Document`` values (a string becomes a document without metadata)."""
+    return tuple(_as_document(d) for d in items)
+
+
 def _as_document(item: Document | str) -> Document:
     if isinstance(item, Document):
         return item

@@ -52,7 +52,7 @@ class TemplateConfig:
     name: str
     template: str
     system: str | None = None
-    labels: tuple[str, str] = ("Yes", "No")
+    labels: tuple[str, ...] = ("Yes", "No")
     threshold: float = 0.5
     calibrator: Any = None
     decomposition: tuple[int, int] | None = None

@@ -21,7 +21,7 @@ from judgelab.evaluators._identity import EvaluatorIdentity
 from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
-from judgelab.questions import PromptAnswer, ask_prompts
+from judgelab.questions import NoulAnswer, PromptAnswer, ask_prompts
 
 __all__ = ["DecisionPolicy", "ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
 
@@ -221,7 +221,8 @@ class YesNoEvaluator(BaseEvaluator):
         answers = ask_prompts(self.model, prompts, self.labels)
         return [self._response(answers[a:b]) for a, b in spans]
 
-    def _response(self, answers: Sequence[PromptAnswer], *, best: int | None = None, raw: float | None = None,
+    def _response(self, answers: Sequence[PromptAnswer[NoulAnswer]], *, best: int | None = None,
+                  raw: float | None = None,
                   extra: Mapping[str, Any] | None = None, where: str | None = None) -> EvaluationResponse:
         """The response to one request from its prompts' answers.
 
@@ -237,7 +238,8 @@ class YesNoEvaluator(BaseEvaluator):
         score = raw
         if self.calibrator is not None:
             score = float(np.clip(self.calibrator.predict(np.array([raw]))[0], 0.0, 1.0))
-        decision = self.policy.decide(score) if self.policy is not None else None
+        policy = self.policy
+        decision = policy.decide(score) if policy is not None else None
         if decision is None:
             passed = score >= self.threshold
         else:
@@ -250,10 +252,10 @@ class YesNoEvaluator(BaseEvaluator):
             f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
             f"{'>=' if passed else '<'} threshold {self.threshold:.2f}{where}; judge {self.model.id}."
         )
-        if decision is not None:
-            risk = self.policy.summary().get("risk", "error")
-            feedback = (f"{decision.upper()} (policy: {risk} <= {self.policy.alpha:g} among decided rows, "
-                        f"calibrated on {self.policy.n} rows): P({yes.lower()}) = {score:.3f}{calibrated}{where}; "
+        if policy is not None and decision is not None:
+            risk = policy.summary().get("risk", "error")
+            feedback = (f"{decision.upper()} (policy: {risk} <= {policy.alpha:g} among decided rows, "
+                        f"calibrated on {policy.n} rows): P({yes.lower()}) = {score:.3f}{calibrated}{where}; "
                         f"judge {self.model.id}.")
         detail = JudgmentDetail(
             evaluator=self.name,
@@ -278,9 +280,8 @@ class YesNoEvaluator(BaseEvaluator):
             "prompt_tokens": detail.prompt_tokens,
             "calibrated": detail.calibrated,
         }
-        if decision is not None:
-            metadata.update(decision=decision, alpha=self.policy.alpha, n=self.policy.n,
-                            policy=self.policy.summary())
+        if policy is not None and decision is not None:
+            metadata.update(decision=decision, alpha=policy.alpha, n=policy.n, policy=policy.summary())
         if answers[best].label_mass is not None:
             metadata["label_mass"] = answers[best].label_mass
         if extra:

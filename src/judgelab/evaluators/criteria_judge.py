@@ -40,7 +40,7 @@ from judgelab.evaluators._criterion_types import (
     not_applicable_finding,
 )
 from judgelab.evaluators._verdict import Finding, Verdict, verdict_from_findings
-from judgelab.questions import Choice, Noul, QuestionModel, Score, ask_all, check_state
+from judgelab.questions import Choice, Noul, Question, QuestionModel, Score, ask_all, check_state
 
 __all__ = ["CriteriaJudge", "CriteriaJudgeBuilder", "make_state"]
 
@@ -189,18 +189,21 @@ class CriteriaJudge:
         states = [check_state(s) for s in states]
         findings: list[list[Finding | None]] = [[None] * len(self.criteria) for _ in states]
         pending: list[tuple[int, int]] = []
+        asks: list[tuple[Mapping[str, Any], Question]] = []
         for si, state in enumerate(states):
             for ci, criterion in enumerate(self.criteria):
                 early = self._before_model(criterion, state)
+                question = criterion.question
                 if early is not None:
                     findings[si][ci] = early
-                else:
+                elif question is not None:  # only a code check has none, and it is decided early
                     pending.append((si, ci))
+                    asks.append((state, question))
 
         if pending:
             answers = ask_all(
                 self.model,  # type: ignore[arg-type]  # checked in __init__
-                [(states[si], self.criteria[ci].question) for si, ci in pending],
+                asks,
                 system=self.system,
                 return_exceptions=True,
             )

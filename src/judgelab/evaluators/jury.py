@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.errors import ParameterError
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
@@ -27,7 +28,7 @@ COMBINE_RULES = ("mean-logit", "vote")
 _EPS = 1e-6
 
 
-def combine_scores(scores, passed=None, combine: Combine = "mean-logit") -> np.ndarray:
+def combine_scores(scores: ArrayLike, passed: ArrayLike | None = None, combine: Combine = "mean-logit") -> np.ndarray:
     """The jury's score of every row from its members' ``(n_members, n_rows)`` scores.
 
     ``mean-logit``: ``sigmoid(mean(logit(clip(p))))``; ``vote``: the share
@@ -108,11 +109,11 @@ class Jury(BaseEvaluator):
             tokens += int(d.prompt_tokens or 0)
             jurors.append({"name": name, "score": float(r.score), "passed": bool(r.passed), "model": d.model,
                            "prompt_tokens": d.prompt_tokens})
-        n_pass = sum(j["passed"] for j in jurors)
+        n_pass = sum(bool(r.passed) for r in votes)
         meta: dict[str, Any] = {"evaluator": self.name, "combine": self.combine, "jurors": jurors,
                                 "prompt_tokens": tokens, "threshold": self.threshold if self.combine != "vote" else 0.5}
         feedback = (f"{'PASS' if passed else 'FAIL'}: jury score {score:.3f} ({self.combine}); "
                     f"{n_pass} of {len(jurors)} jurors passed.")
-        detail = JudgmentDetail(evaluator=self.name, raw_score=score, criteria={j["name"]: j["score"] for j in jurors},
+        detail = JudgmentDetail(evaluator=self.name, raw_score=score, criteria={name: float(r.score) for name, r in zip(self.names, votes)},
                                 threshold=meta["threshold"], prompt_tokens=tokens)
         return EvaluationResponse(passed=bool(passed), score=score, feedback=feedback, metadata=meta, detail=detail)

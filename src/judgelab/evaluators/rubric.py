@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, QuestionError
 from judgelab.evaluators._detail import JudgmentDetail
-from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
+from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem, rubric_items
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import fill_template
 from judgelab.questions import PromptAnswer, ScoreAnswer, ask_prompts
@@ -140,7 +140,7 @@ class RubricEvaluator(BaseEvaluator):
         if not isinstance(criteria, str) or not criteria.strip():
             raise QuestionError("RubricEvaluator needs the evaluation criteria (a non-blank string).")
         tags = RubricInputs(**input_tags)
-        self.rubric = Rubric(name or "custom", criteria.strip(), tuple(rubric), tags.documents_as)
+        self.rubric = Rubric(name or "custom", criteria.strip(), rubric_items(rubric), tags.documents_as)
         if not self.rubric.low <= float(minimum) <= self.rubric.high:
             raise QuestionError(
                 f"minimum must be on the rubric's scale [{self.rubric.low}, {self.rubric.high}], "
@@ -237,8 +237,8 @@ class RubricEvaluator(BaseEvaluator):
         answers = ask_prompts(self.model, prompts, levels=self.levels)
         return [self._response(a, fb) for a, fb in zip(answers, feedbacks)]
 
-    def _response(self, reading: PromptAnswer, model_feedback: str | None) -> EvaluationResponse:
-        answer = cast(ScoreAnswer, reading.answer)  # ask_prompts with levels= answers a ScoreAnswer
+    def _response(self, reading: PromptAnswer[ScoreAnswer], model_feedback: str | None) -> EvaluationResponse:
+        answer = reading.answer
         probs = dict(zip(self.levels, answer.probabilities))
         expected = answer.expected
         low, high = self.rubric.low, self.rubric.high
@@ -252,24 +252,26 @@ class RubricEvaluator(BaseEvaluator):
         )
         text = (model_feedback or "").strip()
         feedback = text if text else distribution
+        probabilities = {str(s): p for s, p in probs.items()}
+        threshold = (self.minimum - low) / (high - low)
         metadata = {
             "evaluator": self.name,
             "rubric": self.rubric.name,
             "mode": self.mode,
             "model": self.model.id,
             "spec_hash": self.model.spec.spec_hash,
-            "probabilities": {str(s): p for s, p in probs.items()},
+            "probabilities": probabilities,
             "expected": expected,
             "raw_score": score,
             "minimum": self.minimum,
-            "threshold": (self.minimum - low) / (high - low),
+            "threshold": threshold,
             "distribution": distribution,
             "model_feedback": model_feedback,
             "prompt_tokens": answer.prompt_tokens,
         }
         detail = JudgmentDetail(
-            evaluator=self.name, raw_score=score, probabilities=metadata["probabilities"], chunks=(score,),
-            model=self.model.id, spec_hash=self.model.spec.spec_hash, threshold=metadata["threshold"],
+            evaluator=self.name, raw_score=score, probabilities=probabilities, chunks=(score,),
+            model=self.model.id, spec_hash=self.model.spec.spec_hash, threshold=threshold,
             prompt_tokens=answer.prompt_tokens,
         )
         return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)

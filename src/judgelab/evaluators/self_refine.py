@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from judgelab.errors import ParameterError, ParameterTypeError
-from judgelab.evaluators._spi import Document, EvaluationRequest, EvaluationResponse, Evaluator
+from judgelab.evaluators._spi import Document, EvaluationRequest, documents_of, EvaluationResponse, Evaluator
 
 __all__ = ["Attempt", "RefineResult", "SelfRefine"]
 
@@ -104,7 +104,7 @@ class SelfRefine:
             answer = generated
             try:
                 response = self.evaluator.evaluate(
-                    EvaluationRequest(user_text=prompt, data_list=tuple(documents), response_content=answer)
+                    EvaluationRequest(user_text=prompt, data_list=documents_of(documents), response_content=answer)
                 )
             except Exception as exc:  # the judge failed: keep the answer and what came before
                 log.warning("self-refine: evaluator failed on attempt %d: %s", number, exc)

@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import BackendUnavailableError, DataError
-from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator
+from judgelab.evaluators import Document, EvaluationRequest, EvaluationResponse, Evaluator
+
+if TYPE_CHECKING:
+    from inspect_ai.scorer import Score, Scorer, Target
+    from inspect_ai.solver import TaskState
 
 __all__ = ["fact_check_request", "inspect_scorer", "recorded_answer"]
 
 
-def fact_check_request(state: Any, target: Any) -> EvaluationRequest:
+def fact_check_request(state: TaskState, target: Target) -> EvaluationRequest:
     """The request for Inspect's ``model_graded_fact`` case: is the output supported by the target?
 
     The target (the expert answer) is the evidence, the model's output the
     claim, and the sample's input the user text.
     """
-    return EvaluationRequest(user_text=state.input_text, data_list=[target.text],
+    return EvaluationRequest(user_text=state.input_text, data_list=[Document(target.text)],
                              response_content=state.output.completion)
 
 
-def _import_inspect():
+def _import_inspect() -> tuple[ModuleType, ModuleType]:
     try:
         import anyio
         from inspect_ai import scorer as inspect_scorers
@@ -54,8 +59,8 @@ def recorded_answer(field: str = "submission", *, model: str = "recorded") -> An
         ) from exc
 
     @solver(name="recorded_answer")
-    def recorded():
-        async def solve(state, generate):
+    def recorded() -> Any:
+        async def solve(state: Any, generate: Any) -> Any:
             if field not in (state.metadata or {}):
                 raise DataError(f"Sample {state.sample_id!r} has no metadata[{field!r}] to grade; "
                                 f"add the recorded answer there or pass recorded_answer(field=...).")
@@ -74,9 +79,9 @@ def _metadata(response: EvaluationResponse) -> dict[str, Any]:
 def inspect_scorer(
     evaluator: Evaluator,
     *,
-    to_request: Callable[[Any, Any], EvaluationRequest] = fact_check_request,
+    to_request: Callable[[TaskState, Target], EvaluationRequest] = fact_check_request,
     name: str = "judgelab",
-) -> Any:
+) -> Scorer:
     """An Inspect AI ``Scorer`` whose value is ``evaluator``'s score (P(yes)), with its metadata.
 
     Parameters
@@ -106,8 +111,8 @@ def inspect_scorer(
     anyio, inspect_scorers = _import_inspect()
 
     @inspect_scorers.scorer(metrics=[inspect_scorers.mean(), inspect_scorers.stderr()], name=name)
-    def judgelab_scorer():
-        async def score(state, target):
+    def judgelab_scorer() -> Callable[[TaskState, Target], Awaitable[Score]]:
+        async def score(state: TaskState, target: Target) -> Score:
             request = to_request(state, target)
             response = await anyio.to_thread.run_sync(evaluator.evaluate, request)
             return inspect_scorers.Score(value=float(response.score), answer=state.output.completion,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from judgelab.errors import JudgelabError, LabelError, QuestionError
 from judgelab.questions._render import (
@@ -140,8 +140,12 @@ def _read_score(
     return ScoreAnswer(probs, expected_level(probs, values), level, prompt_tokens)
 
 
+#: The typed answer a ``PromptAnswer`` holds: ``NoulAnswer`` for a yes/no prompt, ``ScoreAnswer`` for a scale.
+AnswerT = TypeVar("AnswerT", NoulAnswer, ScoreAnswer)
+
+
 @dataclass(frozen=True)
-class PromptAnswer:
+class PromptAnswer(Generic[AnswerT]):
     """The answer to a closed question asked over an already rendered prompt.
 
     ``answer`` is the typed answer (``NoulAnswer`` or ``ScoreAnswer``);
@@ -149,9 +153,19 @@ class PromptAnswer:
     it; ``label_mass`` is the engine's label mass when it measures it.
     """
 
-    answer: NoulAnswer | ScoreAnswer
+    answer: AnswerT
     probabilities: Mapping[str, float]
     label_mass: float | None = None
+
+
+@overload
+def ask_prompts(model: QuestionModel, prompts: Sequence[str], labels: Sequence[str] = ..., *,
+                levels: None = None) -> list[PromptAnswer[NoulAnswer]]: ...
+
+
+@overload
+def ask_prompts(model: QuestionModel, prompts: Sequence[str], labels: Sequence[str] = ..., *,
+                levels: Sequence[int]) -> list[PromptAnswer[ScoreAnswer]]: ...
 
 
 def ask_prompts(
@@ -160,7 +174,7 @@ def ask_prompts(
     labels: Sequence[str] = YES_NO,
     *,
     levels: Sequence[int] | None = None,
-) -> list[PromptAnswer]:
+) -> list[PromptAnswer[NoulAnswer]] | list[PromptAnswer[ScoreAnswer]]:
     """Ask one closed question per already rendered prompt, in one engine call.
 
     For evaluators whose prompts are their own templates (rendered with

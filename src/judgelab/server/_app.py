@@ -9,7 +9,7 @@ in its ``register``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -33,7 +33,7 @@ PROTOCOLS = (_ops, _ollama, _openai, _systemone, _evaluate, _decisions)
 
 
 @asynccontextmanager
-async def _lifespan(app: FastAPI):
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
     log.info("shutting down: finishing queued judgments")
     app.state.judge.close()
@@ -68,7 +68,8 @@ def create_app(
         openapi_url=None,
     )
     config = config or ServerConfig()
-    factories, policy_names = {**registered_factories(), **(evaluators or {})}, []
+    factories: dict[str, ServedEvaluatorBuilder] = {**registered_factories(), **(evaluators or {})}
+    policy_names: list[str] = []
     if config.policy is not None:  # refused here, before any worker starts, when it is not this judge's
         factories, policy_names = bind_factories(config.policy, model, factories, custom=set(evaluators or {}))
     app.state.judge = JudgeState(model, config)

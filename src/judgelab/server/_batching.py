@@ -226,7 +226,7 @@ class Batcher:
         if job is _STOP:
             return True
         if job.call is not None:
-            self._run_call(job)
+            self._run_call(job.future, job.call)
         elif not job.prompts:
             _settle(job.future, [])
         else:
@@ -324,13 +324,13 @@ class Batcher:
             tokens = sum(job.token_counts[i] for job, indices in picked for i in indices)
             self.on_batch(len(picked), len(prompts), tokens)
 
-    def _run_call(self, job: _Job) -> None:
-        if not job.future.set_running_or_notify_cancel():
+    def _run_call(self, future: Future[Any], call: Callable[[JudgeModel], Any]) -> None:
+        if not future.set_running_or_notify_cancel():
             return
         try:
-            job.future.set_result(job.call(self.model))
+            future.set_result(call(self.model))
         except Exception as exc:
-            job.future.set_exception(exc)
+            future.set_exception(exc)
 
 
 def prompt_name(prompts: Sequence[str], i: int) -> str:

@@ -103,7 +103,7 @@ class ServerConfig:
             raise ValueError(f"default_num_predict (--num-predict) must be >= 1, got {self.default_num_predict}")
 
     @classmethod
-    def from_env(cls, **kwargs) -> "ServerConfig":
+    def from_env(cls, **kwargs: Any) -> "ServerConfig":
         """A config whose ``api_key`` falls back to ``$JUDGELAB_API_KEY``."""
         if kwargs.get("api_key") is None:
             kwargs["api_key"] = os.environ.get(API_KEY_ENV, "").strip() or None

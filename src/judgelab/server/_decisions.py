@@ -186,8 +186,8 @@ def answer_decisions(model: Any, body: DecisionBody) -> tuple[list[dict[str, Any
         raise from_judgelab_error(exc, param="input") from exc
 
 
-@router.post("/v1/decisions")
-async def decisions(request: Request):
+@router.post("/v1/decisions", response_model=None)
+async def decisions(request: Request) -> dict[str, object]:
     state: JudgeState = request.app.state.judge
     body = await parse_decision_body(request)
     if body.model.removesuffix(":latest") not in CLIENT_DEFAULT_MODELS:

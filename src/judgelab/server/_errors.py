@@ -130,15 +130,15 @@ def install_error_handlers(app: FastAPI) -> None:
     """Answer every error on ``app`` in the shape its protocol's clients read."""
 
     @app.exception_handler(APIError)
-    async def _api_error(request: Request, exc: APIError):
+    async def _api_error(request: Request, exc: APIError) -> JSONResponse:
         return error_response(request, exc)
 
     @app.exception_handler(WireError)
-    async def _wire_error(request: Request, exc: WireError):
+    async def _wire_error(request: Request, exc: WireError) -> JSONResponse:
         return error_response(request, from_judgelab_error(exc))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException):
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
             message = f"No endpoint {request.method} {request.url.path}; see docs/server.md for the endpoints."
         elif exc.status_code == 405:
@@ -149,11 +149,11 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(request, APIError(exc.status_code, message, code=code))
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(request: Request, exc: RequestValidationError):
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         return error_response(request, APIError(400, f"Invalid request: {exc.errors()}", code="invalid_request"))
 
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception):
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         message = f"Internal error: {type(exc).__name__}: {exc}"
         return error_response(request, APIError(500, message, code="internal_error"))

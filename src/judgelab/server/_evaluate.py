@@ -97,7 +97,9 @@ def _evaluator(request: Request, name: str, threshold: float, ticket: RequestTic
             param="evaluator",
         )
     try:
-        return factory(state.queued.for_request(ticket), threshold)
+        # QueuedModel stands in for a JudgeModel (the same judging methods, run on the batcher); one model type for
+        # factories is issue 31's item 6.
+        return factory(state.queued.for_request(ticket), threshold)  # type: ignore[arg-type]
     except JudgelabError as exc:
         raise from_judgelab_error(exc, param="evaluator") from exc
 
@@ -115,15 +117,15 @@ async def _run(request: Request, name: str, threshold: float, requests: list[Eva
     return [r.to_dict() for r in responses]
 
 
-@router.post("/v1/evaluate")
-async def evaluate(request: Request):
+@router.post("/v1/evaluate", response_model=None)
+async def evaluate(request: Request) -> dict[str, object]:
     body = await parse_body(request, EvaluateBody)
     request.app.state.judge.check_model(body.model)
     return (await _run(request, body.evaluator, body.threshold, [body.request.to_request()]))[0]
 
 
-@router.post("/v1/evaluate/batch")
-async def evaluate_batch(request: Request):
+@router.post("/v1/evaluate/batch", response_model=None)
+async def evaluate_batch(request: Request) -> dict[str, object]:
     body = await parse_body(request, EvaluateBatchBody)
     request.app.state.judge.check_model(body.model)
     return {"responses": await _run(request, body.evaluator, body.threshold, [r.to_request() for r in body.requests])}

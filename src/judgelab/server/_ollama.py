@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -96,7 +96,7 @@ def _logprobs(j: Judgment, top: int | None) -> list[dict[str, Any]]:
     return [entry]
 
 
-async def _judge(request: Request, body: _Common, prompt: str, kind: str):
+async def _judge(request: Request, body: _Common, prompt: str, kind: str) -> tuple[Judgment, dict[str, Any]]:
     state: JudgeState = request.app.state.judge
     name = state.check_model(body.model)
     labels = state.resolve_labels(body.labels)
@@ -132,15 +132,15 @@ def _respond(body: _Common, final: dict[str, Any], text_field: str, text: str) -
         first["logprobs"] = final.pop("logprobs")
     last = {**final, text_field: piece("")}
 
-    def lines():
+    def lines() -> Iterator[str]:
         yield json.dumps(first) + "\n"
         yield json.dumps(last) + "\n"
 
     return StreamingResponse(lines(), media_type="application/x-ndjson")
 
 
-@router.post("/api/chat")
-async def chat(request: Request):
+@router.post("/api/chat", response_model=None)
+async def chat(request: Request) -> JSONResponse | StreamingResponse:
     body = await parse_body(request, ChatBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model)
@@ -149,8 +149,8 @@ async def chat(request: Request):
     return _respond(body, final, "message", judgment.label)
 
 
-@router.post("/api/generate")
-async def generate(request: Request):
+@router.post("/api/generate", response_model=None)
+async def generate(request: Request) -> JSONResponse | StreamingResponse:
     body = await parse_body(request, GenerateBody)
     state: JudgeState = request.app.state.judge
     name = state.check_model(body.model)
@@ -174,8 +174,8 @@ def _details(info: ModelInfo) -> dict[str, Any]:
     }
 
 
-@router.get("/api/tags")
-async def tags(request: Request):
+@router.get("/api/tags", response_model=None)
+async def tags(request: Request) -> dict[str, object]:
     state: JudgeState = request.app.state.judge
     modified = datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z")
     info = state.model.info()
@@ -200,8 +200,8 @@ class ShowBody(BaseModel):
     name: str | None = None  # older clients
 
 
-@router.post("/api/show")
-async def show(request: Request):
+@router.post("/api/show", response_model=None)
+async def show(request: Request) -> dict[str, object]:
     body = await parse_body(request, ShowBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model or body.name, required=True)
@@ -224,8 +224,8 @@ async def show(request: Request):
     }
 
 
-@router.get("/api/version")
-async def version():
+@router.get("/api/version", response_model=None)
+async def version() -> dict[str, str]:
     return {"version": __version__}
 
 

@@ -78,8 +78,8 @@ def model_entries(state: JudgeState) -> list[dict[str, Any]]:
     return [{"id": name, "object": "model", "created": created, "owned_by": "judgelab"} for name in state.names]
 
 
-@router.post("/v1/chat/completions")
-async def chat_completions(request: Request):
+@router.post("/v1/chat/completions", response_model=None)
+async def chat_completions(request: Request) -> StreamingResponse | dict[str, object]:
     body = await parse_body(request, CompletionBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model)

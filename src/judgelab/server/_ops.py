@@ -12,19 +12,19 @@ __all__ = ["router", "register"]
 router = APIRouter()
 
 
-@router.get("/healthz")
-async def healthz(request: Request):
+@router.get("/healthz", response_model=None)
+async def healthz(request: Request) -> dict[str, object]:
     state: JudgeState = request.app.state.judge
     return {"status": "ok", "model": state.model.id, "queued": state.batcher.pending}
 
 
 @router.get("/")
-async def root():  # Ollama clients probe "/"
+async def root() -> PlainTextResponse:  # Ollama clients probe "/"
     return PlainTextResponse("judgelab is running")
 
 
-@router.get("/metrics")
-async def metrics(request: Request, format: str = "json"):
+@router.get("/metrics", response_model=None)
+async def metrics(request: Request, format: str = "json") -> JSONResponse | PlainTextResponse:
     state: JudgeState = request.app.state.judge
     if format == "prometheus" or "text/plain" in request.headers.get("accept", ""):
         return PlainTextResponse(state.metrics.prometheus(state.model.id))

@@ -29,10 +29,10 @@ def _uvicorn_config(
         port=port,
         log_level=log_level,
         access_log=log_level == "debug",
-        timeout_graceful_shutdown=graceful_s,
+        timeout_graceful_shutdown=graceful_s,  # type: ignore[arg-type]  # uvicorn waits float seconds (asyncio)
         lifespan="on",
         http=header_timeout_protocol(limits.header_timeout_s),
-        timeout_keep_alive=limits.keep_alive_timeout_s,
+        timeout_keep_alive=limits.keep_alive_timeout_s,  # type: ignore[arg-type]  # ... and so here (call_later)
         limit_concurrency=limits.max_connections,
         h11_max_incomplete_event_size=limits.max_header_bytes,
     )

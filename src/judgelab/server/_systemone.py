@@ -66,8 +66,8 @@ class SystemOneBody(BaseModel):
     assets: dict[str, Any] | None = None
 
 
-@router.post("/v1/systemone")
-async def system_one(request: Request):
+@router.post("/v1/systemone", response_model=None)
+async def system_one(request: Request) -> dict[str, object]:
     body = await parse_body(request, SystemOneBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model)
@@ -93,8 +93,8 @@ async def system_one(request: Request):
     }
 
 
-@router.get("/v1/models")
-async def models(request: Request):
+@router.get("/v1/models", response_model=None)
+async def models(request: Request) -> dict[str, object]:
     """Both shapes at once: OpenAI's ``data`` and TypeSafe's ``models``."""
     state: JudgeState = request.app.state.judge
     spec = state.model.spec

@@ -6,9 +6,10 @@ line wins. Nothing here imports a model or an evaluator.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import pytest
 
@@ -17,7 +18,9 @@ __all__ = ["ABSTAIN_MODES", "Settings", "add_options", "read_settings"]
 ABSTAIN_MODES = ("skip", "fail")
 """What a test does when a policy's judge abstains: skipped (the default) or failed."""
 
-_OPTIONS: tuple[tuple[str, str, str], ...] = (
+N = TypeVar("N", int, float)
+
+_OPTIONS: tuple[tuple[str, str, Literal["string"]], ...] = (
     ("model", "judge model id, spec .toml or .gguf path (default: judgelab's default judge)", "string"),
     ("policy", "a calibrated pass/fail/abstain policy.json (judgelab policy RUN): evaluators it was "
                "calibrated for decide with it", "string"),
@@ -74,7 +77,7 @@ def _raw(config: pytest.Config, name: str) -> tuple[Any, str]:
     return (value or None), f"ini option judgelab_{name}"
 
 
-def _number(text: str, where: str, cast: type, ok, must: str) -> Any:
+def _number(text: str, where: str, cast: Callable[[str], N], ok: Callable[[N], bool], must: str) -> N:
     try:
         value = cast(text)
     except ValueError:

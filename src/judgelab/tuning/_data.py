@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration import LabelledRow, resolve_set
-from judgelab.errors import DataError
+from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import build_evaluator, registered_evaluator
 from judgelab.tuning._config import TuneConfig
 
@@ -141,7 +141,8 @@ def _balanced(items: list, n: int | None, rng: np.random.Generator) -> list:
     return [picked[i] for i in rng.permutation(len(picked))]
 
 
-def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[dict, dict, dict]:
+def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
+        dict[str, list[LabelledRow]], dict[str, list[LabelledRow]], dict[str, dict[str, int]]]:
     """Per source: the training pool and the held-out rows (whole groups); plus the counts.
 
     A source of weight 0 is held out whole (evaluation only).
@@ -160,7 +161,7 @@ def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[dict, 
 
 
 def balance_examples(examples: dict[str, list[Example]], sources: Sequence[Source], config: TuneConfig,
-                     counts: dict) -> list[Example]:
+                     counts: dict[str, dict[str, int]]) -> list[Example]:
     """Training examples: per source, equal counts per label and a share of ``rows`` by weight."""
     rng = np.random.default_rng([config.seed, 1])
     total_w = sum(s.weight for s in sources)
@@ -178,10 +179,13 @@ def balance_examples(examples: dict[str, list[Example]], sources: Sequence[Sourc
 
 def _evaluators(model: Any, config: TuneConfig) -> dict[str, Any]:
     """The evaluator that renders each task's rows."""
-    chosen = {}
+    chosen: dict[str, Any] = {}
     if config.evaluator:
         entry = registered_evaluator(config.evaluator.partition("+")[0]) if ":" not in config.evaluator else None
         task = entry.task if entry is not None else "fact-check"
+        if task is None:
+            raise ParameterError(f"Evaluator {config.evaluator!r} is registered without a task, so it renders no "
+                                 "task's rows; register it with task=, or pass another --evaluator.")
         chosen[task] = build_evaluator(config.evaluator, model, task=task)
     for task in _TASKS:
         chosen.setdefault(task, build_evaluator(None, model, task=task))

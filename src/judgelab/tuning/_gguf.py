@@ -15,17 +15,21 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from judgelab.errors import JudgelabError
+
+if TYPE_CHECKING:
+    from gguf import TensorNameMap
 
 __all__ = ["export_gguf_adapter"]
 
 _NAME = re.compile(r"^(?:base_model\.model\.)?(?P<base>.+)\.lora_(?P<ab>[AB])(?:\.default)?\.weight$")
 
 
-def _tensor_map(arch: str, n_layers: int):
+def _tensor_map(arch: str, n_layers: int) -> TensorNameMap:
     import gguf
 
     by_name = {name: enum for enum, name in gguf.MODEL_ARCH_NAMES.items()}

@@ -17,17 +17,21 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import BackendUnavailableError, ParameterError
 from judgelab.tuning._config import PEFT_HINT, TuneConfig
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["import_peft", "attach_lora", "LabelReader"]
 
 log = logging.getLogger(__name__)
 
 
-def import_peft():
+def import_peft() -> ModuleType:
     """The ``peft`` module, or an error with the install hint."""
     try:
         import peft
@@ -111,7 +115,7 @@ class LabelReader:
         self.groups = [(self.owner == j).nonzero().flatten().to(self.device) for j in range(n_labels)]
         self.softcap = getattr(lm.config, "final_logit_softcapping", None)
 
-    def log_probs(self, prompts: Sequence[Sequence[int]]):
+    def log_probs(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
         """A (len(prompts), n_labels) tensor of log P(label | prompt), prompts left-padded into one batch."""
         torch = self.torch
         width = max(len(p) for p in prompts)
@@ -134,7 +138,7 @@ class LabelReader:
         pooled = torch.stack([torch.logsumexp(logits[:, g], dim=-1) for g in self.groups], dim=-1)
         return torch.log_softmax(pooled, dim=-1)
 
-    def example_losses(self, examples: Sequence[Any]):
+    def example_losses(self, examples: Sequence[Any]) -> torch.Tensor:
         """Cross-entropy of each example (label 1 = the first label, 0 = the second)."""
         torch = self.torch
         prompts = [p for ex in examples for p in ex.prompts]

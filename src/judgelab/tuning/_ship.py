@@ -45,6 +45,8 @@ def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> P
     if not (run / SPEC_FILE).is_file():
         raise JudgelabError(f"{run} holds no finished tuning run (no {SPEC_FILE}); finish it with the same command.")
     tuned = load_spec(run / SPEC_FILE)
+    if tuned.adapter is None or tuned.adapter.base is None:
+        raise JudgelabError(f"{run / SPEC_FILE} names no [adapter] base; finish the run with the same command.")
     base = load_spec(tuned.adapter.base).model_copy(update={"chunk_tokens": tuned.chunk_tokens})
     folder = models / tuned.id
     shutil.rmtree(folder, ignore_errors=True)

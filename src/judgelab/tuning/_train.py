@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -19,6 +19,11 @@ from judgelab.tuning._config import TuneConfig
 from judgelab.tuning._data import Example, balance_examples, fits, load_sources, render_examples, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
 from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
+
+if TYPE_CHECKING:
+    import torch
+    from judgelab.calibration import LabelledRow
+    from tqdm import tqdm
 
 __all__ = ["TuneResult", "tune"]
 
@@ -75,7 +80,8 @@ def _load_base(config: TuneConfig) -> Any:
     return model
 
 
-def _prepare(model: Any, config: TuneConfig):
+def _prepare(model: Any, config: TuneConfig) -> tuple[
+        list[Example], dict[str, list[LabelledRow]], dict[str, dict[str, int]]]:
     """Training examples, held-out rows per source, and the counts."""
     sources = load_sources(config)
     pools, held, counts = split_sources(sources, config)
@@ -97,7 +103,7 @@ def _prepare(model: Any, config: TuneConfig):
 
 def _schedule(n: int, config: TuneConfig) -> list[np.ndarray]:
     """The example indices of every step, all epochs, from the seed alone."""
-    steps = []
+    steps: list[np.ndarray] = []
     for epoch in range(config.epochs):
         order = np.random.default_rng([config.seed, epoch]).permutation(n)
         steps.extend(order[i:i + config.batch] for i in range(0, n, config.batch))
@@ -159,7 +165,7 @@ class _Trainer:
         self.params = params
         self.budget = _MICRO_TOKENS["cuda" if model.backend.device_kind == "cuda" else "cpu"]
 
-    def _autocast(self):
+    def _autocast(self) -> torch.autocast:
         """bfloat16 autocast when ``config.autocast == "bf16"``; otherwise a no-op context."""
         enabled = self.config.autocast == "bf16"
         device = "cuda" if self.model.backend.device_kind == "cuda" else "cpu"
@@ -193,7 +199,7 @@ def _evaluate(trainer: _Trainer, rows: dict, label: str) -> dict[str, Any]:
         return evaluate_heldout(trainer.model, rows, evaluator=trainer.config.evaluator, label=label)
 
 
-def _progress(config: TuneConfig, total: int, initial: int):
+def _progress(config: TuneConfig, total: int, initial: int) -> tqdm[NoReturn]:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, disable=not config.progress, unit="step", dynamic_ncols=True,

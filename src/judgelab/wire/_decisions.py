@@ -49,9 +49,12 @@ class DecisionQuestion(Protocol):
     choice, ``levels`` (items with ``label`` and ``description``) for a score.
     """
 
-    type: str
-    name: str | None
-    instructions: object
+    @property
+    def type(self) -> str: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def instructions(self) -> object: ...
 
 
 def _choice_label(value: str | bool) -> str:

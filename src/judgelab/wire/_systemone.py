@@ -25,9 +25,12 @@ __all__ = ["SystemOneQuestion", "ask_systemone", "systemone_answer", "systemone_
 class SystemOneQuestion(Protocol):
     """What the translation reads of the server's question model."""
 
-    type: str
-    instructions: Any
-    criteria: Any
+    @property
+    def type(self) -> str: ...
+    @property
+    def instructions(self) -> object: ...
+    @property
+    def criteria(self) -> object: ...
 
 
 def _text(value: object) -> str | None:

@@ -33,8 +33,8 @@ from judgelab.calibration.analysis._metrics import (
     binary_metrics,
     fast_binary_metrics,
 )
-from judgelab.calibration.data._records import ScoreRecord
-from judgelab.calibration.data._task_metrics import TaskMetrics
+from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.data import TaskMetrics
 from judgelab.calibration.analysis._selfpref import SelfPreference, self_preference
 from judgelab.calibration.analysis._splits import SplitPlan, group_folds, split_plan
 from judgelab.calibration.analysis._thresholds import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgelab.calibration.data._task_metrics import (
+from judgelab.calibration.data import (
     AbstainBandRecord,
     AbstainBands,
     AgreementRecord,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration.data._task_metrics import IntervalRecord
+from judgelab.calibration.data import IntervalRecord
 from judgelab.errors import JudgelabError
 
 __all__ = ["Interval", "Resampling", "bootstrap_interval", "bootstrap_many", "paired_difference", "unpaired_difference"]

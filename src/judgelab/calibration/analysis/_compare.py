@@ -15,7 +15,7 @@ import numpy as np
 from judgelab.calibration.analysis._bootstrap import Interval
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
 from judgelab.calibration.analysis._pairing import PairResampling, grouped_bootstrap, pair_groups
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import DataError
 
 __all__ = ["Comparison", "compare_runs", "mcnemar_test"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.analysis._thresholds import choose_threshold, parse_strategy
 
 __all__ = ["criteria_thresholds", "write_criteria_thresholds"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judgelab.errors import DataError
 from judgelab.textfiles import read_text
-from judgelab.evaluators import EvaluationRequest
+from judgelab.evaluators import Document, EvaluationRequest
 
 __all__ = ["LabelledRow", "LabelledSet", "Task", "load_rows", "write_rows", "TASKS"]
 
@@ -73,7 +73,7 @@ class LabelledRow(BaseModel):
         """The ``EvaluationRequest`` a fact-check or relevancy evaluator judges."""
         return EvaluationRequest(
             user_text=self.user_text,
-            data_list=tuple(self.documents),
+            data_list=tuple(Document(d) for d in self.documents),
             response_content=self.response,
         )
 
@@ -99,7 +99,7 @@ class LabelledSet:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[LabelledRow]:
         return iter(self.rows)
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from judgelab.calibration.scoring._factory import DEFAULT_EVALUATORS
-from judgelab.calibration.scoring._lazy import LazyModel
+from judgelab.calibration.scoring import DEFAULT_EVALUATORS
+from judgelab.calibration.scoring import LazyModel
 from judgelab.evaluators import (
     Evaluator,
     EvaluatorIdentity,

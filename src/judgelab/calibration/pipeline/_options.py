@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgelab.calibration.analysis._calibrator_choice import check_calibrator_name
-from judgelab.calibration.analysis._thresholds import parse_strategy
+from judgelab.calibration.analysis import check_calibrator_name
+from judgelab.calibration.analysis import parse_strategy
 from judgelab.errors import check_parameter
 
 __all__ = ["CalibrationOptions"]

@@ -8,16 +8,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis._analysis import Analysis, analyze
-from judgelab.calibration.scoring._executor import Executor, LocalExecutor
-from judgelab.calibration.scoring._factory import DEFAULT_EVALUATORS, EvaluatorFactory, default_evaluator_for
-from judgelab.calibration.scoring._lazy import LazyModel
-from judgelab.calibration.report._report import write_report
-from judgelab.calibration.data._rows import LabelledRow
-from judgelab.calibration.data._sets import resolve_set, rows_by_task
-from judgelab.calibration.data._records import ScoreRecord, read_scores
-from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
-from judgelab.calibration.scoring._run import run
+from judgelab.calibration.analysis import Analysis, analyze
+from judgelab.calibration.scoring import Executor, LocalExecutor
+from judgelab.calibration.scoring import DEFAULT_EVALUATORS, EvaluatorFactory, default_evaluator_for
+from judgelab.calibration.scoring import LazyModel
+from judgelab.calibration.report import write_report
+from judgelab.calibration.data import LabelledRow
+from judgelab.calibration.data import resolve_set, rows_by_task
+from judgelab.calibration.data import ScoreRecord, read_scores
+from judgelab.calibration.scoring import ResumePlan, plan_resume
+from judgelab.calibration.scoring import run
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._judge import task_identity
@@ -92,7 +92,7 @@ def analyze_run(
             analyses[task] = dataclasses.replace(analyses[task], notes=[*analyses[task].notes, *task_notes])
     deployments = None
     if policy_delta is not None:
-        from judgelab.calibration.report._deployment import deployment_for
+        from judgelab.calibration.report import deployment_for
 
         deployments = {
             task: deployment_for(recs, out, alpha=o.target_error, delta=policy_delta, seed=o.seed,

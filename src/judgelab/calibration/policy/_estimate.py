@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.analysis import Interval
+from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["PassRateEstimate", "estimate_pass_rate", "ppi_mean_interval"]

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration.analysis._agreement import Agreement, agreement
-from judgelab.calibration.analysis._bootstrap import Resampling
-from judgelab.calibration.analysis._pairing import pair_groups
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.analysis import Agreement, agreement
+from judgelab.calibration.analysis import Resampling
+from judgelab.calibration.analysis import pair_groups
+from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import check_parameter
 
 __all__ = ["GateFloors", "new_run_agreement"]

@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration._options import with_overrides
-from judgelab.calibration.analysis._agreement import Agreement
-from judgelab.calibration.analysis._bootstrap import Interval, Resampling, paired_difference, unpaired_difference
-from judgelab.calibration.analysis._metrics import fast_binary_metrics
-from judgelab.calibration.analysis._pairing import PairResampling, pair_groups
-from judgelab.calibration.data._records import ScoreRecord, judge_values
-from judgelab.calibration.data._row_changes import RowChanges, row_changes
+from judgelab.calibration.analysis import Agreement
+from judgelab.calibration.analysis import Interval, Resampling, paired_difference, unpaired_difference
+from judgelab.calibration.analysis import fast_binary_metrics
+from judgelab.calibration.analysis import PairResampling, pair_groups
+from judgelab.calibration.data import ScoreRecord, judge_values
+from judgelab.calibration.data import RowChanges, row_changes
 from judgelab.calibration.policy._floors import GateFloors, new_run_agreement
 from judgelab.errors import DataError, JudgelabError
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
 
 __all__ = ["risk_coverage_curve"]

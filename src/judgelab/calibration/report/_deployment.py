@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.calibration.policy import Policy, fit_and_save_policy, risk_coverage_curve
-from judgelab.calibration.data._records import ScoreRecord
+from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
 
 __all__ = ["Deployment", "deployment_for", "deployment_section", "risk_coverage_png"]

@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
-from judgelab.calibration.policy._cascade_policy import aligned_stages
-from judgelab.calibration.analysis._metrics import fast_binary_metrics
-from judgelab.calibration.analysis._rater_agreement import fleiss_kappa
-from judgelab.calibration.data._records import ScoreRecord
-from judgelab.calibration.analysis._selfpref import self_preference
+from judgelab.calibration.analysis import Interval, bootstrap_many
+from judgelab.calibration.policy import aligned_stages
+from judgelab.calibration.analysis import fast_binary_metrics
+from judgelab.calibration.analysis import fleiss_kappa
+from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.analysis import self_preference
 from judgelab.calibration.report._model import Block, Paragraph, Report, Table
 from judgelab.calibration.report._render import render_markdown
 from judgelab.evaluators.jury import combine_scores

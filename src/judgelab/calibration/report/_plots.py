@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from judgelab.calibration.analysis._metrics import calibration_bins
-from judgelab.calibration.analysis._thresholds import threshold_curve
+from judgelab.calibration.analysis import calibration_bins
+from judgelab.calibration.analysis import threshold_curve
 
 if TYPE_CHECKING:  # pragma: no cover
-    from judgelab.calibration.analysis._analysis import Analysis
+    from judgelab.calibration.analysis import Analysis
 
 __all__ = ["analysis_figures"]
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis._analysis import Analysis
-from judgelab.calibration.data._runfiles import read_metrics, write_metrics
-from judgelab.calibration.analysis._criteria_thresholds import write_criteria_thresholds
+from judgelab.calibration.analysis import Analysis
+from judgelab.calibration.data import read_metrics, write_metrics
+from judgelab.calibration.analysis import write_criteria_thresholds
 from judgelab.calibration.report._agreement_section import agreement_sections
 from judgelab.calibration.report._model import Block, Bullets, Figure, Gallery, Paragraph, Report, Section, table_section
 from judgelab.calibration.report._render import render_html, render_markdown

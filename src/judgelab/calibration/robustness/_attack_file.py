@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Literal, overload
 
 from judgelab.calibration.robustness._attacks import TEXT_WHERE, TRANSFORM_WHERE, Attack, load_transform
 from judgelab.calibration.robustness._perturb import ATTACKS
@@ -35,7 +36,15 @@ def _bad(path: Path, lineno: int, field: str | None, message: str) -> DataError:
     return DataError(f"Malformed attack at {where}: {message}.", path=str(path), line=lineno, field=field)
 
 
-def _string(obj: dict, field: str, path: Path, lineno: int, *, required: bool = False) -> str | None:
+@overload
+def _string(obj: dict[str, object], field: str, path: Path, lineno: int, *, required: Literal[True]) -> str: ...
+
+
+@overload
+def _string(obj: dict[str, object], field: str, path: Path, lineno: int, *, required: bool = False) -> str | None: ...
+
+
+def _string(obj: dict[str, object], field: str, path: Path, lineno: int, *, required: bool = False) -> str | None:
     value = obj.get(field)
     if value is None:
         if required:
@@ -59,10 +68,11 @@ def _attack(obj: object, path: Path, lineno: int) -> Attack:
     if (text is None) == (transform is None):
         raise _bad(path, lineno, "text", "give exactly one of 'text' and 'transform'")
     allowed = TEXT_WHERE if text is not None else TRANSFORM_WHERE
-    where = _string(obj, "where", path, lineno, required=text is not None) or "judged"
-    if where not in allowed:
+    given = _string(obj, "where", path, lineno, required=text is not None) or "judged"
+    where = next((w for w in allowed if w == given), None)
+    if where is None:
         kind = "a text" if text is not None else "a transform"
-        raise _bad(path, lineno, "where", f"for {kind} it must be one of {', '.join(allowed)}; got {where!r}")
+        raise _bad(path, lineno, "where", f"for {kind} it must be one of {', '.join(allowed)}; got {given!r}")
     family = _string(obj, "family", path, lineno) or "custom"
     if transform is not None:
         try:

@@ -21,17 +21,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from judgelab.calibration.data._rows import LabelledRow
-from judgelab.calibration.robustness._perturb_base import Perturbation, TemplateLayout, evidence_of, with_documents
+from judgelab.calibration.data import LabelledRow
+from judgelab.calibration.robustness._perturb_base import (
+    Kind,
+    Perturbation,
+    Position,
+    TemplateLayout,
+    evidence_of,
+    with_documents,
+)
 from judgelab.errors import JudgelabError
 
 __all__ = ["Attack", "BUILTIN_ATTACKS", "TEXT_WHERE", "TRANSFORM_WHERE", "load_transform"]
 
 Where = Literal["start", "end", "evidence-start", "evidence-end", "evidence", "judged"]
 #: Where a text attack can go: the start or end of the judged text, or of the evidence ("evidence": its end).
-TEXT_WHERE: tuple[str, ...] = ("start", "end", "evidence-start", "evidence-end", "evidence")
+TEXT_WHERE: tuple[Where, ...] = ("start", "end", "evidence-start", "evidence-end", "evidence")
 #: What a transform can rewrite: the judged text or every evidence document.
-TRANSFORM_WHERE: tuple[str, ...] = ("judged", "evidence")
+TRANSFORM_WHERE: tuple[Where, ...] = ("judged", "evidence")
 
 _FIELD = re.compile(r"\{(yes|answer_cue|judged_header|evidence_header)\}")
 
@@ -109,12 +116,14 @@ class Attack:
 
     def perturbation(self) -> Perturbation:
         """The ``Perturbation`` a stress run applies (``kind`` ``attack`` or ``evidence``)."""
-        kind = "evidence" if self.on_evidence else "attack"
+        kind: Kind = "evidence" if self.on_evidence else "attack"
         if self.text is not None:
-            position = "start" if self.where in ("start", "evidence-start") else "end"
+            position: Position = "start" if self.where in ("start", "evidence-start") else "end"
             apply = _insert(self.text, position, self.on_evidence)
             return Perturbation(self.name, self.family, kind, position, apply)
         fn = load_transform(self.transform) if isinstance(self.transform, str) else self.transform
+        if fn is None:  # __post_init__ requires a text or a transform
+            raise JudgelabError(f"Attack {self.name!r} needs exactly one of 'text' and 'transform'.")
         return Perturbation(self.name, self.family, kind, "-", _transformed(self.name, fn, self.on_evidence))
 
 
@@ -178,11 +187,12 @@ _EVIDENCE_INJECTION = (
 
 def _builtins() -> tuple[Attack, ...]:
     out: list[Attack] = []
-    for position in ("start", "end"):
+    positions: tuple[tuple[Where, Where], ...] = (("start", "evidence-start"), ("end", "evidence-end"))
+    for position, on_evidence in positions:
         for family, texts in (("instruction injection", _INJECTIONS), ("fake verdict", _FAKE_VERDICTS),
                               ("authority claim", _AUTHORITY)):
             out += [Attack(name, family, position, text=text) for name, text in texts.items()]
-        out.append(Attack("evidence-inject", "evidence injection", f"evidence-{position}", text=_EVIDENCE_INJECTION))
+        out.append(Attack("evidence-inject", "evidence injection", on_evidence, text=_EVIDENCE_INJECTION))
     return tuple(out)
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
-from judgelab.calibration.data._records import ScoreRecord
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.analysis import Interval, bootstrap_many
+from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.robustness._consistency import CHOICE_OPTIONS
 from judgelab.calibration.robustness._metrics import (
     AttackStats,
@@ -37,6 +37,11 @@ def is_ok(rec: ScoreRecord | None) -> bool:
     return rec is not None and rec.ok
 
 
+def ok_score(rec: ScoreRecord | None) -> float | None:
+    """The record's score when ``is_ok``, else None."""
+    return rec.score if rec is not None and rec.ok else None
+
+
 def attack_table(
     rows: Sequence[LabelledRow], perturbations: Sequence[Perturbation], clean: Mapping[str, ScoreRecord],
     perturbed: Mapping[str, ScoreRecord], threshold: float, n_resamples: int, seed: int | None,
@@ -45,9 +50,9 @@ def attack_table(
     for p in perturbations:
         pairs = []
         for r in rows:
-            c, q = clean.get(r.id), perturbed.get(f"{r.id}~{p.key}")
-            if is_ok(c) and is_ok(q):
-                pairs.append(({"label": r.label, "cluster": r.fold_group}, float(c.score), float(q.score)))
+            c, q = ok_score(clean.get(r.id)), ok_score(perturbed.get(f"{r.id}~{p.key}"))
+            if c is not None and q is not None:
+                pairs.append(({"label": r.label, "cluster": r.fold_group}, float(c), float(q)))
         if pairs:
             out.append(attack_stats(pairs, threshold=threshold, key=p.key, family=p.family, kind=p.kind,
                                     n_resamples=n_resamples, seed=seed))
@@ -63,20 +68,21 @@ def pooled_flip(
     for r in rows:
         for p in attacks:
             recs = [before[0].get(r.id), before[1].get(f"{r.id}~{p.key}"), after[0].get(r.id), after[1].get(f"{r.id}~{p.key}")]
-            if not all(is_ok(x) for x in recs):
+            scores = [s for s in map(ok_score, recs) if s is not None]
+            if len(scores) < len(recs):
                 continue
-            cols["cb"].append(recs[0].score >= before[2])
-            cols["pb"].append(recs[1].score >= before[2])
-            cols["ca"].append(recs[2].score >= after[2])
-            cols["pa"].append(recs[3].score >= after[2])
+            cols["cb"].append(scores[0] >= before[2])
+            cols["pb"].append(scores[1] >= before[2])
+            cols["ca"].append(scores[2] >= after[2])
+            cols["pa"].append(scores[3] >= after[2])
             cols["y"].append(r.label)
             cols["g"].append(r.fold_group)
 
-    def rate(y, c, p):
+    def rate(y: np.ndarray, c: np.ndarray, p: np.ndarray) -> float:
         m = (y == 0) & ~c
         return float(p[m].mean()) if m.any() else math.nan
 
-    def stat(y, cb, pb, ca, pa):
+    def stat(y: np.ndarray, cb: np.ndarray, pb: np.ndarray, ca: np.ndarray, pa: np.ndarray) -> dict[str, float]:
         b, a = rate(y, cb, pb), rate(y, ca, pa)
         return {"before": b, "after": a, "diff": b - a}
 
@@ -94,9 +100,9 @@ def consistency_table(
     if "noul-q" in probes:
         items = []
         for r in rows:
-            q, nq = recs.get(f"{r.id}~noul-q"), recs.get(f"{r.id}~noul-not-q")
-            if is_ok(q) and is_ok(nq):
-                items.append((r.fold_group, float(q.score), float(nq.score)))
+            q, nq = ok_score(recs.get(f"{r.id}~noul-q")), ok_score(recs.get(f"{r.id}~noul-not-q"))
+            if q is not None and nq is not None:
+                items.append((r.fold_group, float(q), float(nq)))
         if items:
             out.append(noul_stats(items, n_resamples=n_resamples, seed=seed))
     choice_keys = [k for k in probes if k.startswith("choice-")]
@@ -106,7 +112,7 @@ def consistency_table(
             answers = []
             for k in choice_keys:
                 rec = recs.get(f"{r.id}~{k}")
-                if is_ok(rec) and rec.probabilities:
+                if rec is not None and rec.ok and rec.probabilities:
                     answers.append((tuple(int(c) for c in k.split("-", 1)[1]), dict(rec.probabilities)))
             if len(answers) >= 2:
                 items_c.append((r.fold_group, answers))
@@ -117,8 +123,9 @@ def consistency_table(
         items_p = []
         for r in rows:
             ps = [clean.get(r.id)] + [recs.get(f"{r.id}~{k}") for k in para_keys]
-            if all(is_ok(x) for x in ps):
-                items_p.append((r.fold_group, [float(x.score) for x in ps]))
+            scores = [s for s in map(ok_score, ps) if s is not None]
+            if len(scores) == len(ps):
+                items_p.append((r.fold_group, [float(s) for s in scores]))
         if items_p:
             out.append(paraphrase_stats(items_p, threshold=threshold, n_resamples=n_resamples, seed=seed))
     return out

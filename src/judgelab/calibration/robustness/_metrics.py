@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis import Interval, bootstrap_many
 
 __all__ = [
     "AttackStats",
@@ -69,7 +69,7 @@ class AttackStats:
         }
 
 
-def _flip_stat(y, clean_pass, pert_pass, dp):
+def _flip_stat(y: np.ndarray, clean_pass: np.ndarray, pert_pass: np.ndarray, dp: np.ndarray) -> dict[str, float]:
     fail = (y == 0) & ~clean_pass
     ok = (y == 1) & clean_pass
     return {
@@ -142,7 +142,7 @@ class ConsistencyStats:
 def _mean_stats(columns: Mapping[str, np.ndarray], clusters: Sequence[str], n_resamples: int, seed: int | None) -> dict[str, Interval]:
     names = list(columns)
 
-    def stat(*arrays):
+    def stat(*arrays: np.ndarray) -> dict[str, float]:
         return {k: _nanmean(a) for k, a in zip(names, arrays)}
 
     return bootstrap_many(stat, [np.asarray(columns[k], dtype=float) for k in names],
@@ -249,7 +249,7 @@ def label_mass_stats(
     if low_mass is None:
         low_mass = float(np.quantile(m, 0.25)) if len(m) else math.nan
 
-    def stat(m, ok):
+    def stat(m: np.ndarray, ok: np.ndarray) -> dict[str, float]:
         low = m <= low_mass
         a_lo = _nanmean(ok[low]) if low.any() else math.nan
         a_hi = _nanmean(ok[~low]) if (~low).any() else math.nan

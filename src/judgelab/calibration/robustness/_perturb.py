@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.robustness._attacks import BUILTIN_ATTACKS, Attack
 from judgelab.calibration.robustness._perturb_base import (
     Perturbation,

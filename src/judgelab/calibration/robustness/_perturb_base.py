@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import LabelledRow
 
 __all__ = ["Perturbation", "TemplateLayout", "evidence_of", "template_layout", "with_documents"]
 
@@ -63,7 +63,7 @@ def template_layout(evaluator: Any) -> TemplateLayout:
     the placeholder that receives ``response_content``, the evidence field
     the one that receives the documents.
     """
-    from judgelab.evaluators import EvaluationRequest
+    from judgelab.evaluators import Document, EvaluationRequest
 
     template = getattr(evaluator, "prompt_template", None)
     values_of = getattr(evaluator, "template_values", None)
@@ -72,7 +72,7 @@ def template_layout(evaluator: Any) -> TemplateLayout:
     if not isinstance(template, str) or not callable(values_of):
         return TemplateLayout(pass_label=pass_label)
     try:
-        values = values_of(EvaluationRequest(user_text=_EVIDENCE_PROBE, data_list=(_EVIDENCE_PROBE,),
+        values = values_of(EvaluationRequest(user_text=_EVIDENCE_PROBE, data_list=(Document(_EVIDENCE_PROBE),),
                                              response_content=_JUDGED_PROBE))
     except Exception:  # an evaluator that needs more than a request: defaults
         return TemplateLayout(pass_label=pass_label)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judgelab.calibration.analysis._bootstrap import Interval
+from judgelab.calibration.analysis import Interval
 from judgelab.calibration.report import Block, Figure, Paragraph, Section, render_html, render_markdown, table_section
 
 if TYPE_CHECKING:  # pragma: no cover

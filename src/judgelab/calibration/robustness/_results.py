@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis._bootstrap import Interval
-from judgelab.calibration.pipeline._suite import CalibrationResult
+from judgelab.calibration.analysis import Interval
+from judgelab.calibration.pipeline import CalibrationResult
 from judgelab.calibration.robustness._metrics import AttackStats, ConsistencyStats, LabelMassStats
 
 __all__ = ["FenceComparison", "StressResult", "TaskStress"]

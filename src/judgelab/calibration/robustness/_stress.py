@@ -33,21 +33,21 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis._analysis import analyze
-from judgelab.calibration.data._records import ScoreRecord
-from judgelab.calibration.data._rows import LabelledRow, write_rows
-from judgelab.calibration.data._sets import resolve_set, rows_by_task
+from judgelab.calibration.analysis import analyze
+from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.data import LabelledRow, write_rows
+from judgelab.calibration.data import resolve_set, rows_by_task
 from judgelab.calibration._options import options_or_default
-from judgelab.calibration.pipeline._options import CalibrationOptions
-from judgelab.calibration.pipeline._suite import CalibrationResult, calibrate
+from judgelab.calibration.pipeline import CalibrationOptions
+from judgelab.calibration.pipeline import CalibrationResult, calibrate
 from judgelab.calibration.robustness._attack_file import read_attacks_file
 from judgelab.calibration.robustness._consistency import consistency_probes
 from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, is_ok, pooled_flip
 from judgelab.calibration.robustness._metrics import LabelMassStats, label_mass_stats
 from judgelab.calibration.robustness._perturb import Perturbation, perturb_rows, resolve_attacks, template_layout
 from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
-from judgelab.calibration.scoring._lazy import LazyModel
-from judgelab.calibration.scoring._run import run
+from judgelab.calibration.scoring import LazyModel
+from judgelab.calibration.scoring import run
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import build_evaluator
 from judgelab.specs import DEFAULT_MODEL_ID

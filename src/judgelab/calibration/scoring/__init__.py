@@ -20,10 +20,12 @@ from judgelab.calibration.scoring._factory import (
     DEFAULT_EVALUATORS,
     EvaluatorFactory,
     EvaluatorSource,
+    default_evaluator_for,
     is_factory,
 )
 from judgelab.calibration.scoring._lazy import (
     LazyModel,
+    spec_is_final,
 )
 from judgelab.calibration.scoring._ray_executor import (
     INSTALL_HINT,
@@ -53,10 +55,12 @@ __all__ = [
     "ReplicaReport",
     "ResumePlan",
     "block_key",
+    "default_evaluator_for",
     "is_factory",
     "plan_blocks",
     "plan_resume",
     "run",
     "score_rows",
+    "spec_is_final",
     "tokens_decoded",
 ]

@@ -8,9 +8,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgelab.calibration.data._records import ScoreRecord, row_hash
-from judgelab.calibration.data._rows import LabelledRow
-from judgelab.calibration.data._row_changes import content_hashes
+from judgelab.calibration.data import ScoreRecord, row_hash
+from judgelab.calibration.data import LabelledRow
+from judgelab.calibration.data import content_hashes
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import EvaluationResponse, Evaluator, EvaluatorIdentity, evaluate_many, judgment_detail
 

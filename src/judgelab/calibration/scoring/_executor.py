@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.scoring._batch import score_batch
 from judgelab.errors import JudgelabError
 
@@ -100,7 +100,8 @@ class ExecutionReport:
     @property
     def tokens_decoded(self) -> int | None:
         counts = [r.tokens_decoded for r in self.replicas]
-        return None if not counts or any(c is None for c in counts) else sum(counts)  # type: ignore[misc]
+        known = [c for c in counts if c is not None]
+        return sum(known) if counts and len(known) == len(counts) else None
 
     def replica_of(self) -> dict[str, int]:
         """``{row id: replica}`` for every row scored in this run."""

@@ -42,7 +42,7 @@ from judgelab.calibration.scoring._executor import (
     tokens_decoded,
 )
 from judgelab.calibration.scoring._factory import EvaluatorFactory, EvaluatorSource, is_factory
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import LabelledRow
 from judgelab.errors import ExecutorError, JudgelabError
 
 __all__ = ["RayExecutor", "INSTALL_HINT"]

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.data._records import ScoreRecord, row_hash
-from judgelab.calibration.data._row_changes import content_hashes
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import ScoreRecord, row_hash
+from judgelab.calibration.data import content_hashes
+from judgelab.calibration.data import LabelledRow
 from judgelab.errors import DataError
 from judgelab.evaluators import EvaluatorIdentity
 
@@ -90,13 +90,13 @@ def plan_resume(
     todo: list[LabelledRow] = []
     changed: Counter[str] = Counter()
     for row in rows:
-        rec = latest.get(row.id)
-        if rec is None or rec.error is not None:
+        prev = latest.get(row.id)
+        if prev is None or prev.error is not None:
             todo.append(row)
             continue
-        why = _stale_reason(rec, row, row_hash(row))
+        why = _stale_reason(prev, row, row_hash(row))
         if why is None:
-            reuse[row.id] = rec.model_copy(update=row_fields(row))
+            reuse[row.id] = prev.model_copy(update=row_fields(row))
         else:
             changed[why] += 1
             todo.append(row)

@@ -7,22 +7,25 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from judgelab.calibration.data._records import ScoreRecord, read_scores
-from judgelab.calibration.data._rows import LabelledRow
+from judgelab.calibration.data import ScoreRecord, read_scores
+from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.scoring._executor import Executor, LocalExecutor
 from judgelab.calibration.scoring._factory import is_factory
 from judgelab.calibration.scoring._resume import plan_resume, row_fields
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import Evaluator, evaluator_identity
 
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
 __all__ = ["run"]
 
 logger = logging.getLogger(__name__)
 
 
-def _progress(total: int, initial: int, enabled: bool):
+def _progress(total: int, initial: int, enabled: bool) -> tqdm[NoReturn] | None:
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
@@ -137,7 +140,7 @@ def _drop_records(path: Path, ids: set[str]) -> None:
     os.replace(tmp, path)
 
 
-def _append(out: Path, chunks: Iterator[list[dict[str, Any]]], hashes: set[str], bar: Any) -> None:
+def _append(out: Path, chunks: Iterator[list[dict[str, Any]]], hashes: set[str], bar: tqdm[NoReturn] | None) -> None:
     """Append each batch of records as it arrives (one write and one fsync per batch or block)."""
     try:
         with out.open("a", encoding="utf-8") as fh:
