@@ -242,10 +242,11 @@ def test_a_policy_for_another_judge_is_refused(judge_model):
     from judgelab.mcp import McpJudge
     from judgelab.server import ServerConfig
 
-    policy = Policy(task="fact-check", lower=0.2, upper=0.8, alpha=0.1, delta=0.1, feasible=True, n=200,
-                    n_units=200, unit_size=1, spec_hash="0" * 16, template_hash="1" * 16)
+    fields = dict(task="fact-check", lower=0.2, upper=0.8, alpha=0.1, delta=0.1, feasible=True, n=200,
+                  n_units=200, unit_size=1, template_hash="1" * 16)
+    policy = Policy(**fields, spec_hash="0" * 16)
     with pytest.raises(PolicyMismatchError, match="calibrated for another judge"):
         McpJudge(judge_model, ServerConfig(policy=policy))
-    ours = policy.model_copy(update={"spec_hash": judge_model.spec.spec_hash})
+    ours = Policy(**fields, spec_hash=judge_model.spec.spec_hash)  # a policy is one stage: its hashes are the stage's
     with pytest.raises(PolicyMismatchError, match="calibrated for no evaluator this server runs"):
         McpJudge(judge_model, ServerConfig(policy=ours))

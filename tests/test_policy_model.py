@@ -162,3 +162,13 @@ def test_a_certified_policy_without_a_fail_threshold_describes_itself():
     policy = Policy.model_validate({**doc, "lower": None})
     assert policy.feasible and policy.decide(0.0) == "abstain"
     assert policy.describe().startswith(f"never FAIL, PASS at or above {policy.upper:.4f}, ABSTAIN between: ")
+
+
+def test_a_copy_with_a_stage_field_updates_the_one_stage():
+    policy = load_policy(OLD / "policy.json")
+    copy = policy.model_copy(update={"spec_hash": "other", "upper": 0.9, "alpha": 0.2})
+    assert (copy.spec_hash, copy.stages[0].spec_hash, copy.upper, copy.alpha) == ("other", "other", 0.9, 0.2)
+    assert (copy.lower, copy.template_hash) == (policy.lower, policy.template_hash)
+    assert policy.spec_hash == "sb"  # the original is unchanged
+    with pytest.raises(ParameterError, match="cascade of 2 stages"):
+        load_cascade(OLD / "cascade.json").model_copy(update={"upper": 0.9})

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -165,6 +165,10 @@ def one_stage_name(model: str | None) -> str:
     return model or "judge"
 
 
+#: The fields a one-stage policy reads from (and ``Policy.model_copy`` writes to) its stage.
+_ONE_STAGE_FIELDS = frozenset({"lower", "upper", "spec_hash", "template_hash", "model", "evaluator"})
+
+
 class Policy(BaseModel):
     """A fitted policy: one or more stages, each deciding where its band certifies, and what the fit guarantees.
 
@@ -242,6 +246,20 @@ class Policy(BaseModel):
             raise ParameterError(f"This is a cascade of {len(self.stages)} stages ({self._names()}), not a one-judge "
                                  "policy; read its stages (policy.stages), or apply it with Cascade(stages, policy=...).")
         return self.stages[0]
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Policy:
+        """A copy with ``update``; the one stage's fields (``lower``, ``spec_hash``...) go to that stage.
+
+        Raises
+        ------
+        ParameterError
+            When ``update`` names a stage field on a cascade of several stages.
+        """
+        update = dict(update or {})
+        moved = {k: update.pop(k) for k in _ONE_STAGE_FIELDS & set(update)}
+        if moved:
+            update["stages"] = [self.stage.model_copy(update=moved)]
+        return super().model_copy(update=update, deep=deep)
 
     @property
     def lower(self) -> float | None:
