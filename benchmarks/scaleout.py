@@ -72,7 +72,7 @@ class NoopEvaluator:
 
     def evaluate_many(self, requests):
         return [EvaluationResponse(passed=True, score=0.5, feedback="noop",
-                                   metadata={"probabilities": {"yes": 0.5, "no": 0.5}, "model": "noop"})
+                                   metadata={"probabilities": {"Yes": 0.5, "No": 0.5}, "model": "noop"})
                 for _ in requests]
 
 

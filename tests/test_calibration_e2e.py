@@ -16,7 +16,7 @@ def test_calibrate_starter_slice_with_the_real_model(judge_model, tmp_path):
     recs = read_scores(tmp_path / "scores.jsonl")
     assert len(recs) == 32 and all(r.ok for r in recs)  # 16 fact-check + 16 relevancy
     r = recs[0]
-    assert r.model == "gemma-3-270m" and r.spec_hash and set(r.probabilities) >= {"yes", "no"}
+    assert r.model == "gemma-3-270m" and r.spec_hash and set(r.probabilities) == {"Yes", "No"}
     assert 0.0 <= r.score <= 1.0 and r.prompt_tokens > 0
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert set(m["tasks"]) == {"fact-check", "relevancy"}

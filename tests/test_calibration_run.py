@@ -46,7 +46,7 @@ def test_run_writes_a_record_per_row_through_evaluate_many(tmp_path, scripted_ev
     assert [r.id for r in recs] == [r.id for r in rows]
     assert ev.batches == [8] * 5
     r = recs[0]
-    assert r.probabilities["yes"] == pytest.approx(r.score)
+    assert r.probabilities["Yes"] == pytest.approx(r.score)
     assert r.model == "scripted" and r.spec_hash == "s1" and r.chunks == [r.score]
     assert r.label == rows[0].label and r.split == rows[0].split and r.seconds is not None
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.calibration import LabelledRow, StressOptions, perturb_rows, resolve_attacks, stress
+from judgelab.calibration import LabelledRow, StressOptions, perturb_rows, read_scores, resolve_attacks, stress
 from judgelab.calibration.robustness import template_layout
 from judgelab.engine import Judgment
 from judgelab.errors import JudgelabError
@@ -233,6 +233,10 @@ def test_noul_negation_and_paraphrase_checks(tmp_path, planted):
     s = _stress(tmp_path, planted(), attacks="whitespace", consistency=("noul", "paraphrase")).tasks["fact-check"]
     by = {c.check: c for c in s.consistency}
     assert by["noul"].value.estimate == pytest.approx(0.0, abs=1e-9)
+    # the probes' records key the label probabilities by the label words the question read, as evaluators do
+    probes = [r for r in read_scores(tmp_path / "run" / "stress" / "consistency.jsonl") if "~noul-" in r.id]
+    assert len(probes) == 80 and all(set(r.probabilities or ()) == {"Yes", "No"} for r in probes)
+    assert all(r.probabilities["Yes"] == pytest.approx(r.score) for r in probes)
     # the planted model ignores the wording: no spread across the paraphrases
     assert by["paraphrase"].value.estimate == pytest.approx(0.0, abs=1e-9) and by["paraphrase"].n == 40
 

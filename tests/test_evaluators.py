@@ -37,8 +37,11 @@ def test_fact_checking_response_shape(judge_model):
     assert res.feedback and "P(yes)" in res.feedback
     meta = res.metadata
     assert meta["model"] == "gemma-3-270m"
-    assert meta["probabilities"]["yes"] + meta["probabilities"]["no"] == pytest.approx(1.0)
-    assert meta["probabilities"]["yes"] == pytest.approx(res.score)
+    # keyed by the label words as the spec and the engine write them, with the engine's numbers
+    prompt = ev.prompts_for(EvaluationRequest(user_text=DOC, response_content="The tower was completed in 1889."))[0]
+    assert meta["probabilities"] == pytest.approx(judge_model.judge(prompt, ("Yes", "No")).probabilities)
+    assert set(meta["probabilities"]) == {"Yes", "No"} and res.detail.probabilities == meta["probabilities"]
+    assert meta["probabilities"]["Yes"] == pytest.approx(res.score) == meta["raw_score"]
     assert meta["chunks"] == [pytest.approx(res.score)]
     assert meta["prompt_tokens"] > 0 and meta["spec_hash"]
 

@@ -211,3 +211,21 @@ def test_every_field_of_metrics_json_is_typed_but_the_run_facts_callers_add_and_
     # RunMeta keeps facts a caller of write_report adds; the policy is policy.json's (load_policy types it)
     assert _open_objects(MetricsFile.model_json_schema()) == [
         "/$defs/RunMeta", "/$defs/TaskMetrics/properties/policy/anyOf[0]"]
+
+
+def test_records_with_the_old_lowercase_label_keys_load_and_analyse_alike():
+    """Before the label words kept their case along the path, records keyed them ``yes``/``no``.
+
+    Such a file loads as written (the keys are not rewritten or refused), and the analysis gives the
+    same figures as on the same records keyed as judgelab writes them now (``Yes``/``No``).
+    """
+    old = read_scores(OLD_RUN / "scores.jsonl")
+    assert all(r.probabilities is not None and set(r.probabilities) == {"yes", "no"} for r in old)
+    assert all(r.probabilities["yes"] == pytest.approx(r.raw_score) for r in old)
+    now = [r.model_copy(update={"probabilities": {k.capitalize(): p for k, p in r.probabilities.items()}})
+           for r in old]
+    a, b = analyze(old, n_resamples=50, seed=0), analyze(now, n_resamples=50, seed=0)
+    assert a.threshold == pytest.approx(read_metrics(OLD_RUN / "metrics.json").threshold("fact-check"))
+    assert (a.threshold, a.headline()) == (b.threshold, b.headline())
+    assert {k: v.estimate for k, v in a.heldout.items()} == pytest.approx({k: v.estimate for k, v in b.heldout.items()},
+                                                                          nan_ok=True)

@@ -273,12 +273,12 @@ def test_evaluators_work_unchanged(hf_model):
     res = fc.evaluate(facts[0])
     assert 0.0 <= res.score <= 1.0 and res.passed == (res.score >= 0.5)
     assert res.metadata["model"] == "gemma-3-270m"
-    assert res.metadata["probabilities"]["yes"] == pytest.approx(res.score)
+    assert res.metadata["probabilities"]["Yes"] == pytest.approx(res.score)
     many = fc.evaluate_many(facts[:4])
     assert [m.score for m in many] == pytest.approx([fc.evaluate(r).score for r in facts[:4]], abs=1e-4)
     rv = RelevancyEvaluator(hf_model)
     out = rv.evaluate(rel[0])
-    assert 0.0 <= out.score <= 1.0 and out.metadata["probabilities"]["yes"] == pytest.approx(out.score)
+    assert 0.0 <= out.score <= 1.0 and out.metadata["probabilities"]["Yes"] == pytest.approx(out.score)
 
 
 # -- loading, cache and errors -------------------------------------------------

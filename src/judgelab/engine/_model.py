@@ -27,7 +27,12 @@ _LABEL_CONTEXTS = ("Answer:", "\n", ".", "Answer:\n")
 
 @dataclass(frozen=True)
 class Judgment:
-    """The answer to one closed question: the most likely label and the distribution."""
+    """The answer to one closed question: the most likely label and the distribution.
+
+    ``probability`` is P(``label``) and ``probabilities`` every label's, normalised over the labels
+    and keyed by the label words exactly as they were asked (``"Yes"``, ``"No"``); every layer above
+    keeps those keys, through an evaluator's metadata to ``scores.jsonl``.
+    """
 
     label: str
     probability: float
@@ -278,19 +283,20 @@ class JudgeModel:
             if len(toks) + seqs.longest - 1 > self.n_ctx:
                 what = "prompt plus its labels' tokens" + ("" if len(token_lists) == 1 else f" (prompt #{i})")
                 raise ContextLengthError(len(toks) + seqs.longest - 1, self.n_ctx, what=what)
-        scores: list[np.ndarray]
+        # log-domain scores of each label form (``_label_trie.form_scores``): logits, not yet probabilities
+        form_scores: list[np.ndarray]
         masses: list[float | None]
         if self.label_mass:
             pairs = [scores_with_mass(self.backend.next_logits, seqs, toks) for toks in token_lists]
-            scores, masses = [s for s, _ in pairs], [m for _, m in pairs]
+            form_scores, masses = [s for s, _ in pairs], [m for _, m in pairs]
         else:
-            scores = list(sequence_scores(self.backend, seqs, token_lists))
+            form_scores = list(sequence_scores(self.backend, seqs, token_lists))
             masses = [None] * len(token_lists)
         with self._lock:
             self.stats["judgments"] += len(token_lists)
             self.stats["prompt_tokens"] += sum(len(t) for t in token_lists)
         out = []
-        for row, toks, mass in zip(scores, token_lists, masses, strict=True):
+        for row, toks, mass in zip(form_scores, token_lists, masses, strict=True):
             j = _judgment(resolved.labels, seqs.owner, row, len(toks))
             out.append(Judgment(j.label, j.probability, j.probabilities, j.prompt_tokens, j.logprobs, mass))
         return out

@@ -4,8 +4,8 @@ A claim of several sentences is supported only if every sentence is; a
 sentence is supported if some part of the document supports it. So each
 claim sentence is checked against its ``top`` windows of ``window``
 consecutive document sentences (chosen by content-word overlap,
-``evidence_windows``), and the claim's score is the minimum over sentences
-of the maximum over that sentence's windows. A failed check can then say
+``evidence_windows``), and the claim's raw score (before any calibrator) is
+the minimum over sentences of the maximum over that sentence's windows. A failed check can then say
 which sentence is unsupported and where the closest evidence is.
 """
 
@@ -50,22 +50,23 @@ def plan_checks(claim: str, document: str, *, window: int, top: int, max_tokens:
     return DecompositionPlan(sentences, tuple(checks))
 
 
-def combine_checks(plan: DecompositionPlan, scores: Sequence[float]) -> tuple[float, int, list[dict]]:
-    """(claim score, index of the reported check, per-sentence findings).
+def combine_checks(plan: DecompositionPlan, raw_scores: Sequence[float]) -> tuple[float, int, list[dict]]:
+    """(claim raw score, index of the reported check, per-sentence findings).
 
-    The claim's score is the weakest sentence's best window; the reported
-    check is that window. Each finding has the sentence, its score, and its
-    best evidence window.
+    ``raw_scores`` are the checks' P(yes), in plan order. The claim's raw
+    score is the weakest sentence's best window; the reported check is that
+    window. Each finding has the sentence, its raw score (key ``score``, as
+    ``metadata["sentences"]`` shows it), and its best evidence window.
     """
     findings = []
     weakest, reported = 2.0, 0
     for i, sentence in enumerate(plan.sentences):
         # ties go to the earlier check: the window with more of the sentence's content words
-        best_score, neg_k = max((scores[k], -k) for k, c in enumerate(plan.checks) if c.sentence_index == i)
+        best_raw, neg_k = max((raw_scores[k], -k) for k, c in enumerate(plan.checks) if c.sentence_index == i)
         best_k = -neg_k
-        findings.append({"sentence": sentence, "score": float(best_score),
+        findings.append({"sentence": sentence, "score": float(best_raw),
                          "evidence": plan.checks[best_k].evidence,
                          "evidence_start_sentence": plan.checks[best_k].window_start})
-        if best_score < weakest:
-            weakest, reported = best_score, best_k
+        if best_raw < weakest:
+            weakest, reported = best_raw, best_k
     return float(weakest), reported, findings

@@ -24,9 +24,14 @@ class JudgmentDetail:
     evaluator
         The evaluator's name (``"fact-checking"``, ``"relevancy"``, ``"rubric"``, ``"criteria"``).
     raw_score
-        The score before any calibrator (equal to ``score`` when uncalibrated).
+        The evaluator's P(pass) before its calibrator (equal to the response's
+        ``score`` when uncalibrated). For a rubric, the expected level scaled to
+        [0, 1]; for a cascade, the deciding stage's score.
     probabilities
-        The label probabilities read (of the best chunk), keyed by label word.
+        The label probabilities read (of the best chunk), keyed by the label
+        words exactly as the model spec and the engine write them (``"Yes"``,
+        ``"No"``, ``"1"``..``"5"``); no case change. Records written before
+        judgelab kept the case have lowercase keys (``"yes"``, ``"no"``).
     chunks
         The raw score of every evidence chunk, in order (one entry when the evidence fitted).
     criteria

@@ -2,8 +2,10 @@
 
 A template with named placeholders is filled from the request; the field that
 holds long evidence is chunked to fit the context; every chunk is one prefill;
-the score is P(yes) of the best chunk, optionally passed through a fitted
-calibrator; ``passed`` is ``score >= threshold``.
+the raw score is P(yes) of the best chunk, and the score is the raw score
+passed through a fitted calibrator when one is set; ``passed`` is
+``score >= threshold``. Label probabilities are keyed by the label words as
+given (the spec's ``"Yes"``/``"No"``), as the engine keys them.
 """
 
 from __future__ import annotations
@@ -222,22 +224,26 @@ class YesNoEvaluator(BaseEvaluator):
         return [self._response(answers[a:b]) for a, b in spans]
 
     def _response(self, answers: Sequence[PromptAnswer[NoulAnswer]], *, best: int | None = None,
-                  raw: float | None = None,
+                  raw_score: float | None = None,
                   extra: Mapping[str, Any] | None = None, where: str | None = None) -> EvaluationResponse:
         """The response to one request from its prompts' answers.
 
-        By default the score is the best chunk's; an evaluator that combines
-        its prompts otherwise passes the prompt it reports (``best``), the
-        combined score (``raw``), metadata to add (``extra``) and the
-        feedback's account of where the score came from (``where``).
+        Names along the way (docs/architecture.md): each answer's
+        ``probability`` is P(yes word) of one prompt; the raw score is the
+        evaluator's P(pass) before its calibrator (by default the best
+        chunk's probability); the score is the raw score after the
+        calibrator (equal to it without one). An evaluator that combines its
+        prompts otherwise passes the prompt it reports (``best``), the
+        combined raw score (``raw_score``), metadata to add (``extra``) and
+        the feedback's account of where the score came from (``where``).
         """
         yes, no = self.labels
-        chunk_scores = [j.answer.probability for j in answers]
-        best = int(np.argmax(chunk_scores)) if best is None else best
-        raw = float(chunk_scores[best]) if raw is None else raw
-        score = raw
+        chunk_raw_scores = [j.answer.probability for j in answers]
+        best = int(np.argmax(chunk_raw_scores)) if best is None else best
+        raw_score = float(chunk_raw_scores[best]) if raw_score is None else raw_score
+        score = raw_score
         if self.calibrator is not None:
-            score = float(np.clip(self.calibrator.predict(np.array([raw]))[0], 0.0, 1.0))
+            score = float(np.clip(self.calibrator.predict(np.array([raw_score]))[0], 0.0, 1.0))
         policy = self.policy
         decision = policy.decide(score) if policy is not None else None
         if decision is None:
@@ -247,7 +253,7 @@ class YesNoEvaluator(BaseEvaluator):
         verdict = self.pass_word if passed else self.fail_word
         if where is None:
             where = f" (best of {len(answers)} chunks: chunk {best + 1})" if len(answers) > 1 else ""
-        calibrated = f", calibrated from {raw:.3f}" if self.calibrator is not None else ""
+        calibrated = f", calibrated from {raw_score:.3f}" if self.calibrator is not None else ""
         feedback = (
             f"{verdict.capitalize()}: P({yes.lower()}) = {score:.3f}{calibrated} "
             f"{'>=' if passed else '<'} threshold {self.threshold:.2f}{where}; judge {self.model.id}."
@@ -259,9 +265,10 @@ class YesNoEvaluator(BaseEvaluator):
                         f"judge {self.model.id}.")
         detail = JudgmentDetail(
             evaluator=self.name,
-            raw_score=raw,
-            probabilities={yes.lower(): answers[best].probabilities[yes], no.lower(): answers[best].probabilities[no]},
-            chunks=tuple(chunk_scores),
+            raw_score=raw_score,
+            # keyed by the label words as given (the spec's "Yes"/"No"), as the engine keys them
+            probabilities={yes: answers[best].probabilities[yes], no: answers[best].probabilities[no]},
+            chunks=tuple(chunk_raw_scores),
             model=self.model.id,
             spec_hash=self.model.spec.spec_hash,
             threshold=self.threshold,
@@ -274,8 +281,8 @@ class YesNoEvaluator(BaseEvaluator):
             "spec_hash": detail.spec_hash,
             "template_hash": self.template_hash,
             "probabilities": dict(detail.probabilities),
-            "raw_score": raw,
-            "chunks": chunk_scores,
+            "raw_score": raw_score,
+            "chunks": chunk_raw_scores,
             "threshold": self.threshold,
             "prompt_tokens": detail.prompt_tokens,
             "calibrated": detail.calibrated,

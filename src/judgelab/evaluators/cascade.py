@@ -153,6 +153,7 @@ class Cascade(BaseEvaluator):
         feedback = (f"{decision.upper()} by {where}: score {resp.score:.3f}." if decided_by else
                     f"ABSTAIN: no stage could decide; the last, {where}, scored {resp.score:.3f} inside its band.")
         base = judgment_detail(resp)
+        # the cascade has no calibrator of its own: its raw score is the deciding stage's score
         detail = JudgmentDetail(evaluator=self.name, raw_score=float(resp.score), probabilities=base.probabilities,
                                 model=base.model, spec_hash=base.spec_hash, prompt_tokens=tokens)
         return EvaluationResponse(passed=decision == "pass", score=float(resp.score), feedback=feedback,

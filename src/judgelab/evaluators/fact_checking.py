@@ -60,10 +60,12 @@ class FactCheckingEvaluator(YesNoEvaluator):
       ``user_text`` (the convention of later Spring AI releases, where the
       retrieved documents are the evidence).
 
-    ``score`` is P(yes) normalised over yes/no from one prefill; ``passed`` is
+    The raw score is P(yes) normalised over yes/no from one prefill
+    (``metadata["raw_score"]``); ``score`` is the raw score after the
+    calibrator, if one is set (else equal to it); ``passed`` is
     ``score >= threshold``. A document longer than the model's chunk size is
-    split on sentence boundaries, each chunk is judged, and the score is the
-    maximum over chunks (``metadata["chunks"]`` has every chunk's score).
+    split on sentence boundaries, each chunk is judged, and the raw score is
+    the maximum over chunks (``metadata["chunks"]`` has every chunk's raw score).
 
     Parameters
     ----------
@@ -77,13 +79,13 @@ class FactCheckingEvaluator(YesNoEvaluator):
         System prompt; defaults to the model spec's.
     calibrator
         A fitted calibrator (``judgelab.calibration.load_calibrator``) applied
-        to the raw probability.
+        to the raw score.
     decompose
         Check the claim sentence by sentence: each sentence against its
         ``top_windows`` best windows of ``window`` consecutive document
-        sentences (by content-word overlap); the score is the minimum over
+        sentences (by content-word overlap); the raw score is the minimum over
         sentences of the maximum over windows. ``metadata["sentences"]``
-        lists every sentence's score and closest evidence, and
+        lists every sentence's raw score (its ``score`` key) and closest evidence, and
         ``metadata["unsupported"]`` the sentences under the threshold.
     window, top_windows
         Window length in sentences and windows per claim sentence.
@@ -164,12 +166,12 @@ class FactCheckingEvaluator(YesNoEvaluator):
         for plan in plans:
             mine = answers[start:start + len(plan.checks)]
             start += len(plan.checks)
-            raw, best, findings = combine_checks(plan, [a.answer.probability for a in mine])
+            raw_score, best, findings = combine_checks(plan, [a.answer.probability for a in mine])
             weakest = plan.checks[best].sentence_index  # the sentence whose best window is reported
             unsupported = [f["sentence"] for f in findings if f["score"] < self.threshold]
             where = (f" (weakest of {len(findings)} claim sentences: sentence {weakest + 1}, "
                      f"{findings[weakest]['sentence'][:60]!r})") if len(findings) > 1 else ""
-            out.append(self._response(mine, best=best, raw=raw, where=where,
+            out.append(self._response(mine, best=best, raw_score=raw_score, where=where,
                                       extra={"sentences": findings, "unsupported": unsupported}))
         return out
 

@@ -242,7 +242,8 @@ class RubricEvaluator(BaseEvaluator):
         probs = dict(zip(self.levels, answer.probabilities))
         expected = answer.expected
         low, high = self.rubric.low, self.rubric.high
-        score = min(1.0, max(0.0, (expected - low) / (high - low)))
+        # the rubric has no calibrator: its raw score (the expected level scaled to [0, 1]) is its score
+        raw_score = min(1.0, max(0.0, (expected - low) / (high - low)))
         passed = expected >= self.minimum
         distribution = (
             "Score distribution: "
@@ -252,7 +253,7 @@ class RubricEvaluator(BaseEvaluator):
         )
         text = (model_feedback or "").strip()
         feedback = text if text else distribution
-        probabilities = {str(s): p for s, p in probs.items()}
+        probabilities = dict(zip(self.labels, answer.probabilities))  # keyed by the label words ("1".."5")
         threshold = (self.minimum - low) / (high - low)
         metadata = {
             "evaluator": self.name,
@@ -262,7 +263,7 @@ class RubricEvaluator(BaseEvaluator):
             "spec_hash": self.model.spec.spec_hash,
             "probabilities": probabilities,
             "expected": expected,
-            "raw_score": score,
+            "raw_score": raw_score,
             "minimum": self.minimum,
             "threshold": threshold,
             "distribution": distribution,
@@ -270,8 +271,8 @@ class RubricEvaluator(BaseEvaluator):
             "prompt_tokens": answer.prompt_tokens,
         }
         detail = JudgmentDetail(
-            evaluator=self.name, raw_score=score, probabilities=probabilities, chunks=(score,),
+            evaluator=self.name, raw_score=raw_score, probabilities=probabilities, chunks=(raw_score,),
             model=self.model.id, spec_hash=self.model.spec.spec_hash, threshold=threshold,
             prompt_tokens=answer.prompt_tokens,
         )
-        return EvaluationResponse(passed=passed, score=score, feedback=feedback, metadata=metadata, detail=detail)
+        return EvaluationResponse(passed=passed, score=raw_score, feedback=feedback, metadata=metadata, detail=detail)

@@ -69,7 +69,7 @@ class ScriptedEvaluator:
             p = self.scores[r.response_content]
             out.append(EvaluationResponse(
                 passed=p >= self.threshold, score=p, feedback="scripted",
-                metadata={"probabilities": {"yes": p, "no": 1 - p}, "raw_score": p, "chunks": [p],
+                metadata={"probabilities": {"Yes": p, "No": 1 - p}, "raw_score": p, "chunks": [p],
                           "model": "scripted", "spec_hash": "s1", "prompt_tokens": 5, "threshold": self.threshold},
             ))
         return out

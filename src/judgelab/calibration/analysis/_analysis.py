@@ -77,7 +77,8 @@ class Analysis:
     criteria: dict[str, dict[str, Any]] = field(default_factory=dict)
     calibrator_choice: CalibratorChoice | None = None
     """Which calibrator was shipped and why (``calibrator_kind`` is ``"raw"`` when none is)."""
-    # arrays for plots (held-out rows): labels, raw scores, calibrated scores
+    # arrays for plots (held-out rows): labels, the records' scores (raw scores in a calibrate run,
+    # whose evaluators have no calibrator) and those scores after this analysis's calibrator
     y: np.ndarray = field(default_factory=lambda: np.empty(0))
     s: np.ndarray = field(default_factory=lambda: np.empty(0))
     s_cal: np.ndarray = field(default_factory=lambda: np.empty(0))

@@ -38,6 +38,14 @@ class ScoreRecord(BaseModel):
     hash each part of the row (documents, user text, response, other
     fields) so that ``judgelab gate`` can say what changed in a row.
 
+    ``probabilities`` are the label probabilities the judge read, keyed by
+    the label words as the model spec writes them (``"Yes"``, ``"No"``);
+    records written before judgelab kept the case have lowercase keys
+    (``"yes"``, ``"no"``) and load the same (nothing reads a key by name).
+    ``raw_score`` is the evaluator's P(pass) before its calibrator and
+    ``score`` the value after it, which the analysis reads (the evaluators
+    ``calibrate`` builds have no calibrator, so there the two are equal).
+
     ``response_chars`` is the length of the judged text (the row's
     ``response``) in characters, for the length-bias check; records written
     before the field existed lack it.

@@ -142,7 +142,7 @@ class NoulProbe:
             out.append(EvaluationResponse(
                 passed=a.probability >= 0.5, score=a.probability,
                 feedback=f"P(yes) = {a.probability:.3f}",
-                metadata={**_meta(model), "probabilities": {"yes": a.probability, "no": 1 - a.probability},
+                metadata={**_meta(model), "probabilities": {"Yes": a.probability, "No": 1 - a.probability},
                           "prompt_tokens": a.prompt_tokens},
             ))
         return out
