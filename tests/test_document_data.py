@@ -165,6 +165,25 @@ def test_decomposition_names_the_unsupported_sentence_and_its_closest_evidence(s
     assert judge.identity() != plain.identity()
 
 
+def test_decomposition_names_unsupported_sentences_on_the_calibrated_scale(scripted_model):
+    # a calibrator that lifts raw 0.30 to about 1 and keeps 0.02 near 0: the claim's verdict and the list of
+    # unsupported sentences must both read the calibrated score against the threshold
+    from judgelab.calibration import PlattCalibrator
+
+    calibrator = PlattCalibrator().fit([0.02] * 10 + [0.30] * 10, [0] * 10 + [1] * 10)
+    model = _CountingScripted(scripted_model({
+        "Claim:\nThe bridge opened in 1932.": 0.30,
+        "Claim:\nIts main span is 900 metres long.": 0.02,
+    }))
+    judge = FactCheckingEvaluator(model, decompose=True, window=1, top_windows=2, calibrator=calibrator)
+    claim = "The bridge opened in 1932. Its main span is 900 metres long."
+    res = judge.evaluate(EvaluationRequest(user_text=DOC, response_content=claim))
+    assert res.metadata["unsupported"] == ["Its main span is 900 metres long."]
+    assert [s["score"] for s in res.metadata["sentences"]] == pytest.approx([0.30, 0.02])  # raw, as documented
+    supported = judge.evaluate(EvaluationRequest(user_text=DOC, response_content="The bridge opened in 1932."))
+    assert supported.passed and supported.metadata["unsupported"] == []
+
+
 def test_tuning_never_sees_the_documents_of_an_excluded_set(tmp_path):
     from judgelab.tuning import TuneConfig, load_sources
 

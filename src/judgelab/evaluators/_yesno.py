@@ -223,6 +223,12 @@ class YesNoEvaluator(BaseEvaluator):
         answers = ask_prompts(self.model, prompts, self.labels)
         return [self._response(answers[a:b]) for a, b in spans]
 
+    def calibrated(self, raw_score: float) -> float:
+        """The score a raw score becomes: through the calibrator if one is set (clipped to [0, 1]), else itself."""
+        if self.calibrator is None:
+            return raw_score
+        return float(np.clip(self.calibrator.predict(np.array([raw_score]))[0], 0.0, 1.0))
+
     def _response(self, answers: Sequence[PromptAnswer[NoulAnswer]], *, best: int | None = None,
                   raw_score: float | None = None,
                   extra: Mapping[str, Any] | None = None, where: str | None = None) -> EvaluationResponse:
@@ -241,9 +247,7 @@ class YesNoEvaluator(BaseEvaluator):
         chunk_raw_scores = [j.answer.probability for j in answers]
         best = int(np.argmax(chunk_raw_scores)) if best is None else best
         raw_score = float(chunk_raw_scores[best]) if raw_score is None else raw_score
-        score = raw_score
-        if self.calibrator is not None:
-            score = float(np.clip(self.calibrator.predict(np.array([raw_score]))[0], 0.0, 1.0))
+        score = self.calibrated(raw_score)
         policy = self.policy
         decision = policy.decide(score) if policy is not None else None
         if decision is None:

@@ -168,7 +168,8 @@ class FactCheckingEvaluator(YesNoEvaluator):
             start += len(plan.checks)
             raw_score, best, findings = combine_checks(plan, [a.answer.probability for a in mine])
             weakest = plan.checks[best].sentence_index  # the sentence whose best window is reported
-            unsupported = [f["sentence"] for f in findings if f["score"] < self.threshold]
+            # the threshold is on the calibrated scale; a finding's score is the sentence's raw score
+            unsupported = [f["sentence"] for f in findings if self.calibrated(f["score"]) < self.threshold]
             where = (f" (weakest of {len(findings)} claim sentences: sentence {weakest + 1}, "
                      f"{findings[weakest]['sentence'][:60]!r})") if len(findings) > 1 else ""
             out.append(self._response(mine, best=best, raw_score=raw_score, where=where,
