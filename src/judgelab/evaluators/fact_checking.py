@@ -86,7 +86,7 @@ class FactCheckingEvaluator(YesNoEvaluator):
         sentences (by content-word overlap); the raw score is the minimum over
         sentences of the maximum over windows. ``metadata["sentences"]``
         lists every sentence's raw score (its ``score`` key) and closest evidence, and
-        ``metadata["unsupported"]`` the sentences under the threshold.
+        ``metadata["unsupported"]`` the sentences whose calibrated score is under the threshold.
     window, top_windows
         Window length in sentences and windows per claim sentence.
     """
