@@ -11,9 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from judgelab.errors import ContextLengthError, PolicyMismatchError, QuestionError
+from judgelab.errors import ContextLengthError, JudgelabError, PolicyMismatchError, QuestionError
 from judgelab.wire import (
     WireError,
+    apply_policy,
     ask_decisions,
     ask_systemone,
     bind_policy,
@@ -66,6 +67,8 @@ def test_content_text_reads_text_parts_and_refuses_images_naming_the_part():
     ([_q("choice", choices=_choices(True, "TRUE"))], "questions.0.choices.1.value", "duplicate_choice"),
     ([_q("choice", choices=_choices(*[f"c{i}" for i in range(27)]))], "questions.0.choices", "too_many_choices"),
     ([_q("score", levels=_levels(11))], "questions.0.levels", "invalid_levels"),
+    ([_q("choice")], "questions.0.choices", "invalid_request"),
+    ([_q("score")], "questions.0.levels", "invalid_request"),
 ])
 def test_decision_questions_the_api_refuses(questions, param, code):
     with pytest.raises(WireError) as caught:
@@ -126,3 +129,12 @@ def test_a_policy_binds_to_the_evaluators_that_ask_its_question(fake_spec):
     with pytest.raises(PolicyMismatchError, match="another judge"):
         bind_policy(_Policy("s0", "t1"), model, hashes)
     assert policy_applies(_Policy("s1", "t1"), builders["a"]()) and not policy_applies(_Policy("s1", None), object())
+
+
+def test_a_policy_goes_only_to_an_evaluator_that_takes_one():
+    policy = _Policy("s1", "t1")
+    taker = SimpleNamespace(template_hash="t1", set_policy=lambda p: setattr(taker, "policy", p))
+    apply_policy(taker, policy)
+    assert taker.policy is policy
+    with pytest.raises(JudgelabError, match="has no set_policy"):
+        apply_policy(SimpleNamespace(template_hash="t1"), policy)

@@ -159,7 +159,9 @@ def check_parameter(ok: bool, name: str, where: str, must: str, value: object) -
 class PolicyMismatchError(JudgelabError):
     """A decision policy was calibrated for another judge (model spec or template)."""
 
-    def __init__(self, message: str, *, expected: dict[str, str | None], actual: dict[str, str | None]) -> None:
+    def __init__(
+        self, message: str, *, expected: dict[str, str | int | None], actual: dict[str, str | int | None],
+    ) -> None:
         super().__init__(message)
         self.expected = expected
         self.actual = actual

@@ -59,7 +59,8 @@ def gguf_sha256(path: Path, root: Path | None = None) -> str:
     except (OSError, ValueError):
         index = {}
     if key in index:
-        return index[key]
+        cached: str = index[key]
+        return cached
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 22), b""):

@@ -52,7 +52,8 @@ def _round_q8_0(h: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         inv = np.where(amax != 0, np.float32(127) / amax, np.float32(0)).astype(np.float32)
     q = np.rint(x * inv)  # round half to even, as _mm256_round_ps(_MM_ROUND_NEAREST)
-    return (q * d).reshape(h.shape)
+    rounded: np.ndarray = (q * d).reshape(h.shape)
+    return rounded
 
 
 def _round_q8_k(h: np.ndarray) -> np.ndarray:
@@ -64,7 +65,8 @@ def _round_q8_k(h: np.ndarray) -> np.ndarray:
         iscale = np.where(signed_max != 0, np.float32(-127) / signed_max, np.float32(0)).astype(np.float32)
         q = np.minimum(np.rint(iscale * x), 127)
         d = np.where(iscale != 0, np.float32(1) / iscale, np.float32(0)).astype(np.float32)
-    return (q * d).reshape(h.shape)
+    rounded: np.ndarray = (q * d).reshape(h.shape)
+    return rounded
 
 
 def _round_bf16(h: np.ndarray) -> np.ndarray:
@@ -111,7 +113,7 @@ class LabelHead:
     def logits(self, hidden: np.ndarray, ids: Sequence[int]) -> np.ndarray:
         """Logits of ``ids`` for each row of ``hidden`` (n_rows x n_embd)."""
         x = self._round(np.atleast_2d(hidden)).astype(np.float64)
-        out = x @ self._weights(ids).T
+        out: np.ndarray = x @ self._weights(ids).T
         if self.softcap:
             out = np.tanh(out / self.softcap) * self.softcap
         return out
@@ -203,7 +205,8 @@ def _read_header(path: Path) -> _Header:
         def value(type_id: int) -> GgufScalar | None:
             nonlocal off
             if type_id in _SCALARS:
-                return unpack(_SCALARS[type_id])
+                scalar: GgufScalar = unpack(_SCALARS[type_id])
+                return scalar
             if type_id == _STRING:
                 return string()
             if type_id == _ARRAY:

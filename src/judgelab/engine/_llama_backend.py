@@ -309,7 +309,8 @@ class LlamaCppBackend:
     # -- model facts -------------------------------------------------------
 
     def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
-        return self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+        ids: list[int] = self._model.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+        return ids
 
     def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
         """Ids of ``(text, parse_special)`` pieces: control tokens only from parsed pieces.
@@ -632,7 +633,8 @@ class LlamaCppBackend:
     def _label_logits_at(self, output: int, index: int, ids: list[int]) -> list[float]:
         """Label logits of the ``output``-th output row, at batch position ``index``."""
         if self._hidden is not None and self._head is not None:
-            return self._head.logits(self._hidden[output], ids)[0].tolist()
+            logits: list[float] = self._head.logits(self._hidden[output], ids)[0].tolist()
+            return logits
         return self._logits_of(index, ids)
 
     def _head_trusted(self) -> bool:

@@ -57,7 +57,8 @@ def _find_tensor_get(llama_cpp_module: ModuleType) -> "ctypes._NamedFuncPointer"
     resolves dependencies (Linux, macOS), else from the ggml-base library
     shipped beside it (Windows). Raises OSError when neither has it."""
     try:
-        return llama_cpp_module.llama_cpp._lib.ggml_backend_tensor_get
+        tensor_get: ctypes._NamedFuncPointer = llama_cpp_module.llama_cpp._lib.ggml_backend_tensor_get
+        return tensor_get
     except AttributeError:
         pass
     lib_dir = Path(llama_cpp_module.__file__ or ".").parent / "lib"

@@ -122,7 +122,8 @@ def _load_remote(spec: ModelSpec, backend: str, options: dict[str, Any]) -> Judg
     if backend not in ("remote", "llama_cpp"):
         log.warning("model %s is a remote judge; ignoring backend=%r", spec.id, backend)
     module_name, func_name = BACKENDS["remote"].split(":")
-    return getattr(importlib.import_module(module_name), func_name)(spec, dict(options))
+    model: JudgeModel = getattr(importlib.import_module(module_name), func_name)(spec, dict(options))
+    return model
 
 
 def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: Any) -> JudgeModel:

@@ -172,7 +172,7 @@ class RemoteClient:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.config.max_backoff)
-        base = self.config.backoff * 2 ** (attempt - 1)
+        base: float = self.config.backoff * 2 ** (attempt - 1)
         return min(base * (0.5 + random.random()), self.config.max_backoff)
 
     def _json(self, response: httpx.Response, path: str) -> Any:

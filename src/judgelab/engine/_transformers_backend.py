@@ -38,6 +38,7 @@ from judgelab.errors import BackendUnavailableError, JudgelabError
 
 if TYPE_CHECKING:
     import torch
+    from torch import Tensor
     from transformers import Cache, PreTrainedModel
 
 __all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
@@ -208,7 +209,8 @@ def _merged_adapter(model: PreTrainedModel, path: str, scale: float) -> PreTrain
                 for name in list(module.scaling):
                     module.set_scale(name, scale)
     log.info("PEFT adapter %s merged (scale %g)", path, scale)
-    return wrapped.merge_and_unload()
+    merged: PreTrainedModel = wrapped.merge_and_unload()
+    return merged
 
 
 def _resolve_source(config: TransformersConfig) -> str:
@@ -331,7 +333,8 @@ class TransformersBackend:
 
         Modules injected into it (a PEFT LoRA) are used by every later judgment.
         """
-        return self._model
+        model: PreTrainedModel = self._model
+        return model
 
     # -- model facts -------------------------------------------------------
 
@@ -412,7 +415,8 @@ class TransformersBackend:
         return out
 
     def token_text(self, token_id: int) -> str:
-        return self._tok.decode([token_id], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        text: str = self._tok.decode([token_id], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        return text
 
     def bos_text(self) -> str:
         return self._tok.bos_token if self._add_bos else ""
@@ -509,7 +513,8 @@ class TransformersBackend:
         logits = self._model.get_output_embeddings()(hidden)
         if self._softcap:
             logits = self._torch.tanh(logits / self._softcap) * self._softcap
-        return logits
+        out: Tensor = logits
+        return out
 
     def _buckets(self, prompts: Sequence[Sequence[int]], which: Sequence[int] | None = None) -> list[list[int]]:
         """Indices of prompts (``which``, default all) in batches of similar length (shortest first).
@@ -572,7 +577,8 @@ class TransformersBackend:
                 end += 1
             rows_out.append(self._suffix_batch(cache, n, suffixes[start:end]))
             start = end
-        return torch.cat(rows_out)
+        rows: Tensor = torch.cat(rows_out)
+        return rows
 
     def _suffix_batch(self, cache: Cache, n: int, batch: list[Sequence[int]]) -> torch.Tensor:
         torch = self._torch
@@ -626,7 +632,8 @@ class TransformersBackend:
             )
         real = sum(len(p) for p in batch)
         self._count_pass(real, padded=len(batch) * width - real)
-        return result.logits[:, -1, :].float()
+        last: Tensor = result.logits[:, -1, :].float()
+        return last
 
     def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
         """Full-vocabulary logits after ``tokens``; extending the previous call reuses its KV cache."""
@@ -651,13 +658,15 @@ class TransformersBackend:
             self._cache = getattr(result, self._cache_kw)
             self._cached_tokens = tokens
             self._count_pass(len(tokens) - n)
-            return result.logits[0, -1].double().cpu().numpy()
+            last_row: np.ndarray = result.logits[0, -1].double().cpu().numpy()
+            return last_row
 
     def is_end_of_generation(self, token_id: int) -> bool:
         return int(token_id) in self._eog
 
     def detokenize(self, token_ids: Sequence[int]) -> str:
-        return self._tok.decode(list(token_ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        text: str = self._tok.decode(list(token_ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return text
 
     # -- lifecycle -----------------------------------------------------------
 

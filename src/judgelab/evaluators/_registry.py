@@ -137,9 +137,10 @@ def _split_name(name: str) -> tuple[str, bool]:
 def _import_builder(spec: str) -> EvaluatorBuilder:
     module, _, attr = spec.partition(":")
     try:
-        return getattr(importlib.import_module(module), attr)
+        builder: EvaluatorBuilder = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
         raise JudgelabError(f"Cannot load evaluator {spec!r}: {exc}. Give 'module:callable'.") from exc
+    return builder
 
 
 def _resolve(name: str | None, task: str | None, options: dict[str, Any]

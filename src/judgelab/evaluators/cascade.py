@@ -14,7 +14,7 @@ stage sees are sent to it, batched through ``evaluate_many``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from judgelab.errors import ParameterError, PolicyMismatchError
 from judgelab.evaluators._policy_file import Band, JudgeIdentity, Policy
@@ -26,6 +26,9 @@ __all__ = ["Cascade", "CascadeBand", "stage_name", "stage_template_hash"]
 
 CascadeBand = Band
 """The band type of a stage (``judgelab.evaluators.Band``), under the name earlier judgelab gave it."""
+
+_StageDecision = Literal["pass", "fail", "abstain", "escalate"]
+"""What one stage did with a request: a band's decision, or ``escalate`` (abstained before the last stage)."""
 
 
 def stage_name(evaluator: Any) -> str:
@@ -93,7 +96,7 @@ class Cascade(BaseEvaluator):
                 policy.check_stage(k, stage_judge(ev), stage_name(ev))
             bands = policy.bands()
             names = names or [s.name for s in wanted]
-        self.bands = [Band(*b) for b in bands]
+        self.bands = [Band(*b) for b in bands or ()]  # never None here: exactly one of policy and bands is given
         if len(self.bands) != len(self.stages):
             raise ParameterError(f"A Cascade of {len(self.stages)} stages needs {len(self.stages)} bands; got {len(self.bands)}.")
         self.policy = policy
@@ -114,7 +117,7 @@ class Cascade(BaseEvaluator):
 
     def evaluate_many(self, requests: Iterable[EvaluationRequest]) -> list[EvaluationResponse]:
         requests = list(requests)
-        trail: list[list[tuple[int, EvaluationResponse, str]]] = [[] for _ in requests]
+        trail: list[list[tuple[int, EvaluationResponse, _StageDecision]]] = [[] for _ in requests]
         pending = list(range(len(requests)))
         last = len(self.stages) - 1
         for k, (stage, band) in enumerate(zip(self.stages, self.bands)):
@@ -123,7 +126,7 @@ class Cascade(BaseEvaluator):
             answers = evaluate_many(stage, [requests[i] for i in pending])
             still = []
             for i, resp in zip(pending, answers):
-                decision = band.decide(float(resp.score))
+                decision: _StageDecision = band.decide(float(resp.score))
                 if decision == "abstain" and k < last:
                     decision = "escalate"
                     still.append(i)
@@ -131,7 +134,7 @@ class Cascade(BaseEvaluator):
             pending = still
         return [self._response(t) for t in trail]
 
-    def _response(self, trail: list[tuple[int, EvaluationResponse, str]]) -> EvaluationResponse:
+    def _response(self, trail: list[tuple[int, EvaluationResponse, _StageDecision]]) -> EvaluationResponse:
         k, resp, decision = trail[-1]
         stages, tokens = [], 0
         for j, r, d in trail:

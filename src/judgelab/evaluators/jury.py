@@ -38,10 +38,12 @@ def combine_scores(scores: ArrayLike, passed: ArrayLike | None = None, combine: 
     if combine == "mean-logit":
         p = np.clip(s, _EPS, 1 - _EPS)
         z = np.log(p / (1 - p)).mean(axis=0)
-        return 1.0 / (1.0 + np.exp(-z))
+        combined: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+        return combined
     if combine == "vote":
         v = (s >= 0.5) if passed is None else np.atleast_2d(np.asarray(passed, dtype=bool))
-        return v.mean(axis=0)
+        share: np.ndarray = v.mean(axis=0)
+        return share
     raise ParameterError(f"The 'combine' parameter of Jury must be one of {', '.join(COMBINE_RULES)}. Got {combine!r} instead.")
 
 

@@ -115,9 +115,11 @@ def inspect_scorer(
         async def score(state: TaskState, target: Target) -> Score:
             request = to_request(state, target)
             response = await anyio.to_thread.run_sync(evaluator.evaluate, request)
-            return inspect_scorers.Score(value=float(response.score), answer=state.output.completion,
-                                         explanation=response.feedback, metadata=_metadata(response))
+            result: Score = inspect_scorers.Score(value=float(response.score), answer=state.output.completion,
+                                                  explanation=response.feedback, metadata=_metadata(response))
+            return result
 
         return score
 
-    return judgelab_scorer()
+    made: Scorer = judgelab_scorer()
+    return made

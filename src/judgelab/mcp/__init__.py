@@ -45,7 +45,8 @@ def create_mcp_server(judge: McpJudge) -> Any:
 
 def tool_names() -> tuple[str, ...]:
     """The tools the server offers."""
-    return _server_module().TOOL_NAMES
+    names: tuple[str, ...] = _server_module().TOOL_NAMES
+    return names
 
 
 def run_stdio(judge: McpJudge) -> None:

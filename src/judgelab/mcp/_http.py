@@ -37,7 +37,7 @@ class ApiKeyGate:
         self.api_key = api_key
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or self.api_key is None or self._authorised(scope):
+        if scope["type"] != "http" or self.api_key is None or self._authorised(scope, self.api_key):
             await self.app(scope, receive, send)
             return
         body = json.dumps({"error": "Missing or wrong API key: send 'Authorization: Bearer KEY' "
@@ -47,11 +47,12 @@ class ApiKeyGate:
                                 (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
-    def _authorised(self, scope: dict[str, Any]) -> bool:
+    @staticmethod
+    def _authorised(scope: dict[str, Any], api_key: str) -> bool:
         for key, value in scope.get("headers", ()):
             if key == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
-                return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode())
+                return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), api_key.encode())
         return False
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
-from judgelab.evaluators import EvaluationRequest, build_evaluator, evaluator_names, registered_evaluator
+from judgelab.evaluators import Document, EvaluationRequest, build_evaluator, evaluator_names, registered_evaluator
 from judgelab.mcp._decide import answer_questions
 from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
 from judgelab.wire import bind_policy, policy_summary, registered_template_hashes
@@ -68,8 +68,8 @@ class McpJudge:
             raise JudgelabError(f"evaluator {name!r}: 'module:callable' evaluators are not served over MCP; "
                                 f"use one of {', '.join(evaluator_names())}.")
         registered_evaluator(base)
-        options = {} if threshold is None else {"threshold": threshold}
-        evaluator = build_evaluator(name, self._view(), **options)
+        view = self._view()
+        evaluator = build_evaluator(name, view) if threshold is None else build_evaluator(name, view, threshold=threshold)
         if name in self.policy_evaluators:
             evaluator.set_policy(self.config.policy)
         return evaluator
@@ -103,7 +103,7 @@ class McpJudge:
     def check_relevancy(self, query: str, context: Sequence[str], answer: str,
                         threshold: float | None = None) -> dict[str, Any]:
         """P(the answer is in line with the query and the context), as ``fact_check``."""
-        request = EvaluationRequest(user_text=query, data_list=list(context), response_content=answer)
+        request = EvaluationRequest(user_text=query, data_list=[Document(text) for text in context], response_content=answer)
         out = self._judged("relevancy", request, threshold)
         verdict = {"pass": "relevant", "fail": "not relevant", "abstain": "abstain"}[out["decision"]]
         return {"probability": out["score"], "verdict": verdict, **{k: v for k, v in out.items() if k != "metadata"}}
@@ -111,7 +111,7 @@ class McpJudge:
     def evaluate(self, evaluator: str, user_text: str, documents: Sequence[str], response: str,
                  threshold: float | None = None) -> dict[str, Any]:
         """Any registered evaluator on a Spring AI ``EvaluationRequest``."""
-        request = EvaluationRequest(user_text=user_text, data_list=list(documents), response_content=response)
+        request = EvaluationRequest(user_text=user_text, data_list=[Document(text) for text in documents], response_content=response)
         return self._judged(evaluator, request, threshold)
 
     def decide(self, input: Any, questions: Sequence[Any]) -> dict[str, Any]:

@@ -9,7 +9,8 @@ argument, or a request the judge cannot answer, is a tool error
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,6 +24,8 @@ from judgelab.mcp._results import CheckResult, FullEvaluationResult
 from judgelab.server import APIError, BatcherClosedError
 
 __all__ = ["TOOL_NAMES", "create_mcp_server"]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +68,7 @@ class _JudgeServer(MCPServer):
             raise
 
 
-def _run(tool: str, work, *args: Any) -> Any:
+def _run(tool: str, work: Callable[..., _T], *args: object) -> _T:
     """Run one tool's work; the caller's mistakes become a one-line ``ToolError``.
 
     The SDK prefixes the message with "Error executing tool TOOL: ".

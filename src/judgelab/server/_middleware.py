@@ -66,5 +66,6 @@ class AuthAndMetrics:
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
-            return value.decode("latin-1")
+            text: str = value.decode("latin-1")
+            return text
     return None

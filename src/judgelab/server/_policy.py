@@ -11,11 +11,13 @@ in their ``judgelab`` field.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from functools import partial
 from typing import Any
 
 from judgelab.engine import JudgeModel
 from judgelab.server._evaluate import ServedEvaluatorBuilder
-from judgelab.wire import BoundPolicy, bind_policy, policy_summary, registered_template_hashes, template_hash_of
+from judgelab.evaluators import Evaluator
+from judgelab.wire import BoundPolicy, apply_policy, bind_policy, policy_summary, registered_template_hashes, template_hash_of
 
 __all__ = ["bind_factories", "policy_extra"]
 
@@ -37,7 +39,7 @@ def bind_factories(
         the question (template hash) the policy was calibrated for.
     """
     hashes = registered_template_hashes([n for n in factories if n not in custom], model)
-    hashes.update({n: template_hash_of(lambda f=factories[n]: f(model, 0.5)) for n in factories if n in custom})
+    hashes.update({n: template_hash_of(partial(factories[n], model, 0.5)) for n in factories if n in custom})
     names = bind_policy(policy, model, hashes)
     out = dict(factories)
     for name in names:
@@ -45,10 +47,10 @@ def bind_factories(
     return out, names
 
 
-def _with_policy(factory: ServedEvaluatorBuilder, policy: Any) -> ServedEvaluatorBuilder:
-    def make(model: Any, threshold: float) -> Any:
+def _with_policy(factory: ServedEvaluatorBuilder, policy: BoundPolicy) -> ServedEvaluatorBuilder:
+    def make(model: JudgeModel, threshold: float) -> Evaluator:
         evaluator = factory(model, threshold)
-        evaluator.set_policy(policy)
+        apply_policy(evaluator, policy)
         return evaluator
 
     return make

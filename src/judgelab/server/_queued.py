@@ -133,7 +133,8 @@ class QueuedModel:
         """Blocking; the engine's label and context checks fail here, before anything is queued."""
         if not prompts:
             return []
-        return self.submit(prompts, labels).result()
+        judgments: list[Judgment] = self.submit(prompts, labels).result()
+        return judgments
 
     def submit(self, prompts: Sequence[str], labels: Sequence[str]) -> Future:
         """Check, count against the ticket, and queue ``prompts``; the future holds the judgments."""
@@ -150,7 +151,8 @@ class QueuedModel:
         return self.judge_many([prompt], labels)[0]
 
     def complete(self, prompt: str, max_tokens: int = 256, stop: Sequence[str] = ()) -> str:
-        return self.batcher.call(lambda m: m.complete(prompt, max_tokens, stop)).result()
+        text: str = self.batcher.call(lambda m: m.complete(prompt, max_tokens, stop)).result()
+        return text
 
     def close(self) -> None:  # the server owns the real model's lifetime
         pass

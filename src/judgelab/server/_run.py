@@ -67,7 +67,8 @@ class ServerThread:
     @property
     def port(self) -> int:
         sockets = [s for server in self.server.servers for s in server.sockets]
-        return sockets[0].getsockname()[1]
+        port: int = sockets[0].getsockname()[1]
+        return port
 
     @property
     def url(self) -> str:

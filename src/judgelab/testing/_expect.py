@@ -29,7 +29,7 @@ def _meta(response: Any) -> dict[str, Any]:
 def decision_of(response: Any) -> str:
     """``"pass"``, ``"fail"`` or ``"abstain"``: the policy's decision, else the threshold's."""
     decision = _meta(response).get("decision")
-    if decision in ("pass", "fail", "abstain"):
+    if isinstance(decision, str) and decision in ("pass", "fail", "abstain"):
         return decision
     return "pass" if response.passed else "fail"
 

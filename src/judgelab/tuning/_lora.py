@@ -25,6 +25,7 @@ from judgelab.tuning._config import PEFT_HINT, TuneConfig
 
 if TYPE_CHECKING:
     import torch
+    from torch import Tensor
 
 __all__ = ["import_peft", "attach_lora", "LabelReader"]
 
@@ -136,7 +137,8 @@ class LabelReader:
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         pooled = torch.stack([torch.logsumexp(logits[:, g], dim=-1) for g in self.groups], dim=-1)
-        return torch.log_softmax(pooled, dim=-1)
+        log_probs: Tensor = torch.log_softmax(pooled, dim=-1)
+        return log_probs
 
     def example_losses(self, examples: Sequence[Any]) -> torch.Tensor:
         """Cross-entropy of each example (label 1 = the first label, 0 = the second)."""
@@ -156,4 +158,5 @@ class LabelReader:
                 losses.append(-best_yes)
             else:
                 losses.append(-torch.log1p(-best_yes.exp().clamp(max=1 - 1e-6)))
-        return torch.stack(losses)
+        stacked: Tensor = torch.stack(losses)
+        return stacked

@@ -93,5 +93,6 @@ def _arch(run: Path) -> str:
 def _layers(run: Path) -> int:
     config = json.loads((run / "peft" / "adapter_config.json").read_text(encoding="utf-8"))
     if config.get("layers_to_transform"):
-        return max(config["layers_to_transform"]) + 1
+        last: int = max(config["layers_to_transform"])
+        return last + 1
     raise JudgelabError(f"{run}: cannot tell the base model's layer count from its adapter config.")

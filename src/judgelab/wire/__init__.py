@@ -21,7 +21,11 @@ from judgelab.wire._decisions import (
     MAX_CHOICES,
     MAX_QUESTIONS,
     STATE_FIELD,
+    DecisionChoiceOption,
+    DecisionChoiceQuestion,
+    DecisionLevel,
     DecisionQuestion,
+    DecisionScoreQuestion,
     ask_decisions,
     check_decision_questions,
     decision_answer,
@@ -31,17 +35,27 @@ from judgelab.wire._decisions import (
 from judgelab.wire._errors import WireError
 from judgelab.wire._policy import (
     BoundPolicy,
+    PolicyTaker,
+    apply_policy,
     bind_policy,
     policy_applies,
     policy_summary,
     registered_template_hashes,
     template_hash_of,
 )
-from judgelab.wire._systemone import SystemOneQuestion, ask_systemone, systemone_answer, systemone_question
+from judgelab.wire._systemone import (
+    SystemOneNoulCriteria,
+    SystemOneQuestion,
+    ask_systemone,
+    systemone_answer,
+    systemone_question,
+)
 
 __all__ = [
-    "MAX_CHOICES", "MAX_QUESTIONS", "STATE_FIELD", "SYSTEM_ROLES", "BoundPolicy", "DecisionQuestion",
-    "SystemOneQuestion", "WireError", "ask_decisions", "ask_systemone", "bind_policy", "check_decision_questions",
-    "content_text", "decision_answer", "decision_question", "decision_state", "one_turn", "policy_applies",
-    "policy_summary", "registered_template_hashes", "systemone_answer", "systemone_question", "template_hash_of",
+    "MAX_CHOICES", "MAX_QUESTIONS", "STATE_FIELD", "SYSTEM_ROLES", "BoundPolicy", "DecisionChoiceOption",
+    "DecisionChoiceQuestion", "DecisionLevel", "DecisionQuestion", "DecisionScoreQuestion", "PolicyTaker",
+    "SystemOneNoulCriteria", "SystemOneQuestion", "WireError", "apply_policy", "ask_decisions", "ask_systemone",
+    "bind_policy", "check_decision_questions", "content_text", "decision_answer", "decision_question", "decision_state",
+    "one_turn", "policy_applies", "policy_summary", "registered_template_hashes", "systemone_answer",
+    "systemone_question", "template_hash_of",
 ]

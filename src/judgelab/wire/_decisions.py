@@ -20,7 +20,7 @@ per-question ``refusal``; an input longer than the context raises
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from judgelab import questions as q
 from judgelab.errors import ContextLengthError, JudgelabError
@@ -28,8 +28,9 @@ from judgelab.wire._conversation import content_text, one_turn
 from judgelab.wire._errors import WireError
 
 __all__ = [
-    "MAX_CHOICES", "MAX_QUESTIONS", "STATE_FIELD", "DecisionQuestion", "ask_decisions", "check_decision_questions",
-    "decision_answer", "decision_question", "decision_state",
+    "MAX_CHOICES", "MAX_QUESTIONS", "STATE_FIELD", "DecisionChoiceOption", "DecisionChoiceQuestion", "DecisionLevel",
+    "DecisionQuestion", "DecisionScoreQuestion", "ask_decisions", "check_decision_questions", "decision_answer",
+    "decision_question", "decision_state",
 ]
 
 MAX_QUESTIONS = 400
@@ -42,12 +43,26 @@ STATE_FIELD = "input"
 """The state field that holds the request's input."""
 
 
-class DecisionQuestion(Protocol):
-    """What the translation reads of a protocol's question model.
+class DecisionChoiceOption(Protocol):
+    """One option of a choice question: its ``value`` and optional ``description``."""
 
-    ``choices`` (items with ``value`` and ``description``) is read for a
-    choice, ``levels`` (items with ``label`` and ``description``) for a score.
-    """
+    @property
+    def value(self) -> str | bool: ...
+    @property
+    def description(self) -> str | None: ...
+
+
+class DecisionLevel(Protocol):
+    """One level of a score question, lowest first: its ``label`` and optional ``description``."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def description(self) -> str | None: ...
+
+
+class DecisionQuestion(Protocol):
+    """What the translation reads of every question model: ``type``, ``name``, ``instructions``."""
 
     @property
     def type(self) -> str: ...
@@ -55,6 +70,22 @@ class DecisionQuestion(Protocol):
     def name(self) -> str | None: ...
     @property
     def instructions(self) -> object: ...
+
+
+@runtime_checkable
+class DecisionChoiceQuestion(DecisionQuestion, Protocol):
+    """A choice question (``type == "choice"``): also its ``choices``."""
+
+    @property
+    def choices(self) -> Sequence[DecisionChoiceOption]: ...
+
+
+@runtime_checkable
+class DecisionScoreQuestion(DecisionQuestion, Protocol):
+    """A score question (``type == "score"``): also its ``levels``, lowest first."""
+
+    @property
+    def levels(self) -> Sequence[DecisionLevel]: ...
 
 
 def _choice_label(value: str | bool) -> str:
@@ -69,14 +100,31 @@ def decision_state(value: str | Sequence[tuple[str, str]], *, param: str = "inpu
     return {STATE_FIELD: text}, system
 
 
+def _choices(question: DecisionQuestion, param: str) -> Sequence[DecisionChoiceOption]:
+    """The options of a choice question (``WireError`` when its model has none)."""
+    if not isinstance(question, DecisionChoiceQuestion):
+        raise WireError(f"{param} is a choice question without choices; give 2 to {MAX_CHOICES}.",
+                        code="invalid_request", param=f"{param}.choices")
+    return question.choices
+
+
+def _levels(question: DecisionQuestion, param: str) -> Sequence[DecisionLevel]:
+    """The levels of a score question (``WireError`` when its model has none)."""
+    if not isinstance(question, DecisionScoreQuestion):
+        raise WireError(f"{param} is a score question without levels; give 2 to {q.MAX_LEVELS}.",
+                        code="invalid_request", param=f"{param}.levels")
+    return question.levels
+
+
 def _check_choices(question: DecisionQuestion, i: int) -> None:
-    n = len(question.choices)
+    choices = _choices(question, f"questions.{i}")
+    n = len(choices)
     if n > MAX_CHOICES:
         raise WireError(f"questions.{i} has {n} choices; a judgelab judge reads at most {MAX_CHOICES} "
                         "(one letter each, A-Z). Split the question.", code="too_many_choices",
                         param=f"questions.{i}.choices")
     labels: dict[str, int] = {}
-    for j, option in enumerate(question.choices):
+    for j, option in enumerate(choices):
         key = _choice_label(option.value).strip().lower()
         if key in labels:
             raise WireError(f"questions.{i}.choices.{j} ({option.value!r}) repeats choices.{labels[key]} "
@@ -110,9 +158,11 @@ def check_decision_questions(questions: Sequence[DecisionQuestion]) -> None:
     for i, question in enumerate(questions):
         if question.type == "choice":
             _check_choices(question, i)
-        elif question.type == "score" and not 2 <= len(question.levels) <= q.MAX_LEVELS:
-            raise WireError(f"questions.{i} has {len(question.levels)} levels; a score needs 2 to {q.MAX_LEVELS}.",
-                            code="invalid_levels", param=f"questions.{i}.levels")
+        elif question.type == "score":
+            n = len(_levels(question, f"questions.{i}"))
+            if not 2 <= n <= q.MAX_LEVELS:
+                raise WireError(f"questions.{i} has {n} levels; a score needs 2 to {q.MAX_LEVELS}.",
+                                code="invalid_levels", param=f"questions.{i}.levels")
 
 
 def decision_question(question: DecisionQuestion, *, param: str) -> q.Question:
@@ -121,10 +171,10 @@ def decision_question(question: DecisionQuestion, *, param: str) -> q.Question:
     if question.type == "predicate":
         return q.Noul(instructions=instructions)
     if question.type == "choice":
-        options = {_choice_label(c.value): c.description or "" for c in question.choices}
+        options = {_choice_label(c.value): c.description or "" for c in _choices(question, param)}
         return q.Choice(instructions=instructions, options=options)
     if question.type == "score":
-        levels = [f"{lv.label}: {lv.description}" if lv.description else lv.label for lv in question.levels]
+        levels = [f"{lv.label}: {lv.description}" if lv.description else lv.label for lv in _levels(question, param)]
         return q.Score(instructions=instructions, levels=levels)
     raise WireError(f"{param} has unknown type {question.type!r}; use predicate, choice or score.",
                     code="invalid_type", param=f"{param}.type")
@@ -135,7 +185,7 @@ def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, A
     if isinstance(answer, q.NoulAnswer):
         return {"type": "predicate", "name": question.name, "probability": answer.probability}
     if isinstance(answer, q.ChoiceAnswer):
-        values = {_choice_label(c.value): c.value for c in question.choices}
+        values = {_choice_label(c.value): c.value for c in _choices(question, "question")}
         return {
             "type": "choice",
             "name": question.name,
@@ -150,7 +200,8 @@ def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, A
         "score": answer.expected,
         "confidence": max(probs),
         "probabilities": [
-            {"value": i, "label": level.label, "probability": p} for i, (level, p) in enumerate(zip(question.levels, probs))
+            {"value": i, "label": level.label, "probability": p}
+            for i, (level, p) in enumerate(zip(_levels(question, "question"), probs))
         ],
     }
 

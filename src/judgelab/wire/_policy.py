@@ -17,13 +17,14 @@ caller supplies) is built on the real model to read its hash (``template_hash_of
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from functools import partial
+from typing import Any, Protocol, runtime_checkable
 
 from judgelab.errors import JudgelabError, PolicyMismatchError
 from judgelab.evaluators import build_evaluator, evaluator_config, registered_evaluator
 
 __all__ = [
-    "BoundPolicy", "bind_policy", "policy_applies", "policy_summary", "registered_template_hashes", "template_hash_of",
+    "BoundPolicy", "PolicyTaker", "apply_policy", "bind_policy", "policy_applies", "policy_summary", "registered_template_hashes", "template_hash_of",
 ]
 
 
@@ -37,6 +38,29 @@ class BoundPolicy(Protocol):
     def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
 
     def summary(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class PolicyTaker(Protocol):
+    """An evaluator that can decide with a calibrated policy (``YesNoEvaluator.set_policy``)."""
+
+    def set_policy(self, policy: BoundPolicy) -> None: ...
+
+
+def apply_policy(evaluator: object, policy: BoundPolicy) -> None:
+    """Give ``policy`` to ``evaluator`` (``set_policy``), which then decides pass/fail/abstain with it.
+
+    Raises
+    ------
+    JudgelabError
+        When ``evaluator`` has no ``set_policy`` (an evaluator the caller
+        supplies with a template hash but no way to take a policy).
+    """
+    if not isinstance(evaluator, PolicyTaker):
+        raise JudgelabError(f"The evaluator {type(evaluator).__name__} asks the question the policy was calibrated for "
+                            "but has no set_policy(policy), so it cannot decide with it. Give it one (as "
+                            "judgelab.evaluators.YesNoEvaluator has), or serve it without --policy.")
+    evaluator.set_policy(policy)
 
 
 def registered_template_hashes(names: Iterable[str], model: Any) -> dict[str, str | None]:
@@ -55,7 +79,7 @@ def registered_template_hashes(names: Iterable[str], model: Any) -> dict[str, st
         elif ":" in name or registered_evaluator(name.partition("+")[0].partition("@")[0]).argument is not None:
             out[name] = None
         else:
-            out[name] = template_hash_of(lambda name=name: build_evaluator(name, model))
+            out[name] = template_hash_of(partial(build_evaluator, name, model))
     return out
 
 

@@ -13,17 +13,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast, runtime_checkable
 
 from judgelab import questions as q
 from judgelab.errors import JudgelabError
 from judgelab.wire._errors import WireError
 
-__all__ = ["SystemOneQuestion", "ask_systemone", "systemone_answer", "systemone_question"]
+__all__ = ["SystemOneNoulCriteria", "SystemOneQuestion", "ask_systemone", "systemone_answer", "systemone_question"]
+
+
+@runtime_checkable
+class SystemOneNoulCriteria(Protocol):
+    """A noul question's criteria: what ``true`` and what ``false`` mean (either may be ``None``)."""
+
+    @property
+    def true(self) -> object: ...
+    @property
+    def false(self) -> object: ...
 
 
 class SystemOneQuestion(Protocol):
-    """What the translation reads of the server's question model."""
+    """What the translation reads of the server's question model.
+
+    ``criteria`` depends on ``type``: ``SystemOneNoulCriteria`` or ``None``
+    for a noul, a mapping of option -> description for a choice, a list of
+    level descriptions for a score.
+    """
 
     @property
     def type(self) -> str: ...
@@ -43,7 +58,7 @@ def _text(value: object) -> str | None:
 def systemone_question(name: str, wire: SystemOneQuestion) -> q.Question:
     """The ``judgelab.questions`` question for the wire question ``name``."""
     if wire.type == "noul":
-        criteria = wire.criteria
+        criteria = wire.criteria if isinstance(wire.criteria, SystemOneNoulCriteria) else None
         return q.Noul(
             instructions=_text(wire.instructions),
             when_true=_text(criteria.true) if criteria else None,
@@ -77,11 +92,12 @@ def systemone_answer(wire: SystemOneQuestion, answer: q.Answer) -> dict[str, Any
         return {"type": "choice", "choice": answer.choice, "confidence": answer.confidence,
                 "probabilities": dict(answer.probabilities)}
     probs = list(answer.probabilities)
+    levels = cast("list[object]", wire.criteria)  # a score's criteria: systemone_question refused any other
     return {
         "type": "score",
         "score": answer.expected,
         "confidence": max(probs),
-        "legend": {str(i): level for i, level in enumerate(wire.criteria)},
+        "legend": {str(i): level for i, level in enumerate(levels)},
         "probabilities": {str(i): p for i, p in enumerate(probs)},
     }
 

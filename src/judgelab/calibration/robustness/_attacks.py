@@ -67,7 +67,8 @@ def load_transform(spec: str) -> Callable[[str], str]:
                             "importable from the current directory or PYTHONPATH.") from exc
     if not callable(fn):
         raise JudgelabError(f"The attack transform {spec!r} is a {type(fn).__name__}, not a callable.")
-    return fn
+    transform: Callable[[str], str] = fn
+    return transform
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from judgelab.calibration.pipeline import CalibrationOptions
 from judgelab.calibration.pipeline import CalibrationResult, calibrate
 from judgelab.calibration.robustness._attack_file import read_attacks_file
 from judgelab.calibration.robustness._consistency import consistency_probes
-from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, is_ok, pooled_flip
+from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, pooled_flip
 from judgelab.calibration.robustness._metrics import LabelMassStats, label_mass_stats
 from judgelab.calibration.robustness._perturb import Perturbation, perturb_rows, resolve_attacks, template_layout
 from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
@@ -261,7 +261,7 @@ def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Any, threshold
     items = []
     for r in rows:
         rec = by.get(f"{r.id}~label-mass")
-        if is_ok(rec) and rec.label_mass is not None:
+        if rec is not None and rec.score is not None and rec.ok and rec.label_mass is not None:
             items.append((r.fold_group, float(rec.label_mass), (rec.score >= threshold) == bool(r.label)))
     if not items:
         return None

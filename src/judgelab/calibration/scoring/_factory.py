@@ -63,7 +63,8 @@ def default_evaluator_for(task: str, model: Any, *, hint: str) -> Evaluator:
     """The registry's default evaluator of ``task`` on ``model``; a one-line error ending in ``hint`` if none."""
     if task not in DEFAULT_EVALUATORS:
         raise JudgelabError(f"calibrate cannot build an evaluator for task {task!r} from a model yet; {hint}")
-    return build_evaluator(None, model, task=task)
+    evaluator: Evaluator = build_evaluator(None, model, task=task)
+    return evaluator
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ class EvaluatorFactory:
         from judgelab.engine import load_model
 
         model = load_model(self.model, backend=self.backend, **self.model_options)
-        return build_evaluator(None, model, task=self.task, **self.evaluator_options)
+        evaluator: Evaluator = build_evaluator(None, model, task=self.task, **self.evaluator_options)
+        return evaluator
 
     def for_replica(self, *, threads: int | None = None, gpus: float = 0) -> "EvaluatorFactory":
         """This factory with a replica's resources filled in where the caller left them unset.

@@ -95,7 +95,8 @@ class LazyModel:
     def spec_hash_before_loading(self) -> str | None:
         """The spec hash scores will carry, when it is certain before loading."""
         if self._model is not None:
-            return self._model.spec.spec_hash
+            loaded_hash: str | None = self._model.spec.spec_hash
+            return loaded_hash
         spec = self.spec_before_loading
         return spec.spec_hash if spec_is_final(spec) else None
 
@@ -135,7 +136,8 @@ class LazyModel:
             self._model.label_mass = on
 
     def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Any]:
-        return self.load().judge_many(prompts, labels)
+        judgments: list[Any] = self.load().judge_many(prompts, labels)
+        return judgments
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

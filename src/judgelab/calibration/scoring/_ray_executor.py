@@ -341,6 +341,7 @@ class _Scheduler:
             self.ex.replica_pids[slot.index] = slot.pid
             return None
         assert block is not None
+        records: list[dict[str, Any]]
         records, decoded, seconds = value
         slot.in_flight -= 1
         slot.rows += len(records)
