@@ -15,7 +15,7 @@ import json
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from judgelab.calibration.policy import fit_arrays, policy_decisions
+from judgelab.calibration.policy import LTTSettings, fit_arrays, policy_decisions
 
 
 def main() -> None:
@@ -41,7 +41,7 @@ def main() -> None:
         cert, covs, exceed = 0, [], 0
         for k in range(args.draws):
             s, y = draw(n)
-            fit = fit_arrays(s, y, alpha=args.alpha, delta=args.delta, seed=k)
+            fit = fit_arrays(s, y, settings=LTTSettings(alpha=args.alpha, delta=args.delta, seed=k))
             if not fit.feasible:
                 covs.append(0.0)
                 continue

@@ -19,6 +19,8 @@ from sklearn.metrics import recall_score
 from judgelab.calibration import (
     CalibrationOptions,
     DegenerateMetricWarning,
+    GateBootstrap,
+    GateFloors,
     LabelledRow,
     ScoreRecord,
     agreement,
@@ -194,8 +196,8 @@ def test_min_rows_passes_with_enough_rows_and_fails_with_one_line(tmp_path, caps
 def test_min_kappa_passes_above_the_floor_and_fails_below_it(tmp_path, capsys):
     base = _scores(tmp_path / "base" / "scores.jsonl")
     res = gate([ScoreRecord.model_validate_json(x) for x in base.read_text().splitlines()],
-               [ScoreRecord.model_validate_json(x) for x in base.read_text().splitlines()], min_kappa=0.0,
-               n_resamples=200)
+               [ScoreRecord.model_validate_json(x) for x in base.read_text().splitlines()],
+               floors=GateFloors(min_kappa=0.0), resampling=GateBootstrap(n_resamples=200))
     kappa = res.agreement.kappa.estimate
     assert res.passed and 0.2 < kappa < 0.9 and res.agreement.kappa.low < kappa < res.agreement.kappa.high
     assert main(["gate", str(base), "--set", str(base), "--min-kappa", f"{kappa - 0.01:.3f}"]) == 0
@@ -221,7 +223,9 @@ def test_bad_floors_are_one_line_user_errors(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "'min_kappa' parameter of gate must be None or a number in [-1, 1]" in err
     assert main(["gate", str(base), "--set", str(base), "--min-rows", "0"]) == 2
     assert "'min_rows' parameter of gate must be None or an int >= 1. Got 0 instead." in capsys.readouterr().err
-    with pytest.raises(ParameterError):
-        gate([], [], min_rows=-3)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'min_kapa'"):
-        gate([], [], min_kapa=0.3)
+    with pytest.raises(ParameterError, match="'min_rows' parameter of gate must be None or an int >= 1"):
+        gate([], [], floors=GateFloors(min_rows=-3))
+    with pytest.raises(ParameterError, match="'floors' parameter of gate must be None or a GateFloors"):
+        gate([], [], floors={"min_rows": 3})  # type: ignore[arg-type]  # the fields as a dict: a one-line error
+    with pytest.raises(TypeError, match="unexpected keyword argument 'min_kappa'"):
+        gate([], [], min_kappa=0.3)  # type: ignore[call-arg]  # no hidden parameters: floors are a GateFloors

@@ -3,6 +3,8 @@
 - no import cycle between modules (function-level imports count; ``if TYPE_CHECKING:`` ones do not);
 - no function over 80 lines of code (its docstring not counted) and none over 8 parameters, ``*args`` and
   ``**kwargs`` counted (frozen option objects instead);
+- no public callable (a function or a public class's method named in ``__all__``) takes ``**kwargs`` unless it
+  forwards them (``KNOWN_FORWARDING_KWARGS``);
 - no module imports another top-level package's private module (``judgelab.x`` -> ``judgelab.y._z``), nor a
   sibling sub-package's (``judgelab.calibration.report._x`` -> ``judgelab.calibration.policy._y``: the
   sub-package's ``__init__`` re-exports what its siblings need);
@@ -170,7 +172,7 @@ def test_no_import_cycle_between_modules():
 
 
 def test_calibration_sub_packages_import_only_those_before_them():
-    order = ["data", "scoring", "analysis", "policy", "report", "pipeline", "robustness"]
+    order = ["data", "scoring", "analysis", "policy", "jury", "report", "pipeline", "robustness"]
     bad = []
     for module, path in MODULES.items():
         parts = module.split(".")
@@ -256,7 +258,7 @@ def test_no_function_is_over_80_lines():
 #: Functions over the limit once ``**overrides`` counts (issue 31, item 5: an options object alone, or explicit
 #: keyword-only parameters). The list may only shrink.
 KNOWN_MANY_PARAMETERS = {
-    "judgelab.calibration.policy._gate.gate",  # floors and resampling as **overrides: the policy refactor's to split
+    "judgelab.calibration.policy._gate.gate",  # 9, none hidden: the two runs, 5 limits, a Resampling and a GateFloors
     "judgelab.evaluators.rubric.__init__",  # **input_tags are the rubric's own input tags (Flow-Judge <inputs>), not options
 }
 
@@ -265,6 +267,80 @@ def test_no_function_takes_over_8_parameters():
     many = {f"{m}.{fn.name}" for m, p in MODULES.items() for fn in _functions(p) if _n_parameters(fn) > MAX_PARAMETERS}
     assert many - KNOWN_MANY_PARAMETERS == set()
     assert KNOWN_MANY_PARAMETERS - many == set(), "drop the entries no longer needed from KNOWN_MANY_PARAMETERS"
+
+
+def _node_name(node: ast.stmt) -> str | None:
+    return node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+
+
+def _public_functions(source: str, module: str = "m") -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The public callables of a module's source: its functions named in ``__all__``, and the public methods (and
+    ``__init__``) of its classes named there, each with its qualified name (``module.Class.method``)."""
+    tree = ast.parse(source)
+    _, exported = _top_level_names(tree)
+    out = []
+    for node in tree.body:
+        if _node_name(node) not in (exported or []):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append((f"{module}.{node.name}", node))
+        elif isinstance(node, ast.ClassDef):
+            out += [(f"{module}.{node.name}.{m.name}", m) for m in node.body
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and (not m.name.startswith("_") or m.name == "__init__")]
+    return out
+
+
+def _hidden_keyword_parameters(source: str, module: str = "m") -> set[str]:
+    """The public callables of ``source`` that take ``**kwargs`` (hidden parameters), by qualified name."""
+    return {name for name, fn in _public_functions(source, module) if fn.args.kwarg is not None}
+
+
+def test_the_hidden_parameter_check_catches_a_sample():
+    source = (
+        '__all__ = ["fit", "Gate", "plain"]\n'
+        "def fit(records, settings=None, **overrides): pass\n"
+        "def plain(records, *, alpha=0.1): pass\n"
+        "def _private(**kwargs): pass\n"
+        "def unexported(**kwargs): pass\n"
+        "class Gate:\n"
+        "    def __init__(self, **floors): pass\n"
+        "    def run(self, a, *args): pass\n"
+        "    @classmethod\n"
+        "    def make(cls, **options): pass\n"
+        "    def _helper(self, **kwargs): pass\n"
+        "class Hidden:\n"
+        "    def __init__(self, **kwargs): pass\n"
+    )
+    assert _hidden_keyword_parameters(source) == {"m.fit", "m.Gate.__init__", "m.Gate.make"}
+    assert _hidden_keyword_parameters("def f(**kwargs): pass\n") == set()  # no __all__: nothing public to check
+
+
+#: Public callables that take ``**kwargs`` because they forward them (issue 31, item 5: everything else takes explicit
+#: keyword-only parameters or an options object alone). The list may only shrink.
+KNOWN_FORWARDING_KWARGS = {
+    "judgelab.calibration.data._importers.import_set",  # to the importer ``kind`` names (each has its own options)
+    "judgelab.cli._server_options.server_config",  # ServerConfig fields a command sets besides the shared flags
+    "judgelab.engine._loading.load_model",  # to the backend's config (llama.cpp / transformers / remote)
+    "judgelab.evaluators._ensembles.load_stage_models",  # load_model options for every stage's model
+    "judgelab.evaluators._ensembles.build_cascade",  # load_model options for every stage's model
+    "judgelab.evaluators._registry.build_evaluator",  # to the constructor of the evaluator ``name`` names
+    "judgelab.evaluators._registry.evaluator_config",  # to the config_for of the evaluator ``name`` names
+    "judgelab.evaluators.criteria_judge.make_state",  # the state's own fields (data, not options)
+    "judgelab.evaluators.criteria_judge.CriteriaJudge.judge",  # the state's own fields (data, not options)
+    "judgelab.evaluators.fact_checking.FactCheckingEvaluator.__init__",  # to TemplateEvaluator.__init__
+    "judgelab.evaluators.fact_checking.FactCheckingEvaluator.config_for",  # to TemplateEvaluator.config_for
+    "judgelab.evaluators.rubric.RubricEvaluator.__init__",  # the rubric's own input tags (Flow-Judge <inputs>)
+    "judgelab.evaluators.rubric.RubricEvaluator.preset",  # to RubricEvaluator.__init__
+    "judgelab.server._config.ServerConfig.from_env",  # ServerConfig's fields, api_key defaulted from the environment
+    "judgelab.testing._session.JudgeSession.build",  # to build_evaluator
+}
+
+
+def test_no_public_function_takes_hidden_keyword_parameters():
+    found = set().union(*(_hidden_keyword_parameters(p.read_text(encoding="utf-8"), m) for m, p in MODULES.items()))
+    assert sorted(found - KNOWN_FORWARDING_KWARGS) == [], "take explicit keyword-only parameters or an options object"
+    assert sorted(KNOWN_FORWARDING_KWARGS - found) == [], "drop the entries no longer needed from KNOWN_FORWARDING_KWARGS"
 
 
 def test_no_package_imports_another_packages_private_module():

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from judgelab.calibration import ScoreRecord, fleiss_kappa, jury_report
+from judgelab.calibration import JuryMeasurement, ScoreRecord, fleiss_kappa, jury_report, measure_jury
+from judgelab.calibration.report import jury_document, render_markdown
 from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Jury, combine_scores
 
@@ -79,6 +80,27 @@ def test_jury_report_compares_the_jury_with_each_member_on_the_same_rows():
     assert "Fleiss' kappa" in text and "| jury |" in text and "gemma" in text
     with pytest.raises(DataError, match=r"^Stage 2 \(judge-b\) was scored on other rows"):
         jury_report([_records(a, y, gens, "judge-a"), _records(b[:-1], y[:-1], gens[:-1], "judge-b")])
+
+
+def test_the_jury_is_measured_outside_the_report_and_the_report_renders_the_measurement():
+    rng = np.random.default_rng(2)
+    n = 200
+    y = rng.integers(0, 2, n)
+    gens = rng.choice(["google/gemini-1.5", "acme/other-7b"], n)
+    a = np.clip(0.5 + (y - 0.5) * 0.6 + rng.normal(0, 0.2, n), 0, 1)
+    b = np.clip(0.5 + (y - 0.5) * 0.3 + rng.normal(0, 0.2, n), 0, 1)
+    runs = [_records(a, y, gens, "judge-a"), _records(b, y, gens, "judge-b")]
+    options = dict(families=["gemma", "smollm"], self_generators=[["*gemini*"], ["*smollm*"]], thresholds=[0.4, 0.6],
+                   n_resamples=100)
+    measured = measure_jury(runs, **options)
+    assert type(measured) is JuryMeasurement and not hasattr(measured, "lines")  # a result, not a renderer
+    passed_b = b >= 0.6
+    assert measured.metrics["judge-b"]["balanced_accuracy"] == pytest.approx(
+        (passed_b[y == 1].mean() + (~passed_b[y == 0]).mean()) / 2)  # the member decides at its own threshold
+    assert measured.kappa == pytest.approx(fleiss_kappa(np.vstack([a >= 0.4, passed_b]).astype(int)))
+    rep = jury_report(runs, **options)
+    assert isinstance(rep, JuryMeasurement) and (rep.metrics, rep.kappa, rep.n) == (measured.metrics, measured.kappa, n)
+    assert render_markdown(jury_document(measured)).splitlines() == rep.lines()
 
 
 def _auroc(y, s):

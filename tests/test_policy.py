@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from judgelab.calibration import ScoreRecord, abstain_band, fit_policy, load_policy
+from judgelab.calibration import LTTSettings, ScoreRecord, abstain_band, fit_policy, load_policy
 from judgelab.calibration.policy import fit_arrays, policy_decisions
 from judgelab.errors import PolicyMismatchError
 
@@ -58,7 +58,7 @@ def test_guarantee_holds_over_random_splits():
         s, y = _scores(rng, N_CAL + N_TEST)
         perm = rng.permutation(len(s))
         cal, test = perm[:N_CAL], perm[N_CAL:]
-        fit = fit_arrays(s[cal], y[cal], alpha=ALPHA, delta=DELTA, seed=k)
+        fit = fit_arrays(s[cal], y[cal], settings=LTTSettings(alpha=ALPHA, delta=DELTA, seed=k))
         if fit.feasible:
             feasible += 1
             err, cov = _realised_error(fit.lower, fit.upper, s[test], y[test])
@@ -91,8 +91,8 @@ def test_pairs_are_one_unit_and_the_guarantee_holds_for_them():
     for k in range(n_sims):
         s, y, unit = _pairs(rng, n_pairs)
         st, yt, _ = _pairs(rng, 10_000)
-        fits = {"units": fit_arrays(s, y, unit, alpha=ALPHA, delta=DELTA, seed=k),
-                "rows": fit_arrays(s, y, None, alpha=ALPHA, delta=DELTA, seed=k)}
+        settings = LTTSettings(alpha=ALPHA, delta=DELTA, seed=k)
+        fits = {"units": fit_arrays(s, y, unit, settings), "rows": fit_arrays(s, y, None, settings)}
         assert fits["units"].unit_size == 2 and fits["rows"].unit_size == 1
         differ += (fits["units"].lower, fits["units"].upper) != (fits["rows"].lower, fits["rows"].upper)
         for name, fit in fits.items():
@@ -113,7 +113,7 @@ def test_mondrian_bounds_false_pass_within_label_0():
     for k in range(200):
         s, y = _scores(rng, 600)
         st, yt = _scores(rng, 20_000)
-        fit = fit_arrays(s, y, alpha=0.05, delta=DELTA, mondrian=True, seed=k)
+        fit = fit_arrays(s, y, settings=LTTSettings(alpha=0.05, delta=DELTA, mondrian=True, seed=k))
         if not fit.feasible:
             continue
         d = policy_decisions(fit.lower, fit.upper, st)
@@ -124,13 +124,13 @@ def test_mondrian_bounds_false_pass_within_label_0():
 def test_infeasible_policy_says_how_many_rows_are_needed():
     rng = np.random.default_rng(0)
     s, y = _scores(rng, 40)
-    fit = fit_arrays(s, y, alpha=0.05, delta=0.05)
+    fit = fit_arrays(s, y, settings=LTTSettings(alpha=0.05, delta=0.05))
     assert not fit.feasible and fit.lower is None and fit.upper is None
     assert fit.rows_needed is not None and fit.rows_needed > 40
     assert str(fit.rows_needed) in fit.note
     # a judge no better than chance: no number of rows helps, and the note says so
     y = rng.integers(0, 2, 400)
-    fit = fit_arrays(rng.random(400), y, alpha=0.05, delta=0.05)
+    fit = fit_arrays(rng.random(400), y, settings=LTTSettings(alpha=0.05, delta=0.05))
     assert not fit.feasible and fit.rows_needed is None and "better judge" in fit.note
 
 
@@ -144,9 +144,9 @@ def _records(s, y, *, spec="spec1", template="tmpl1", pairs=False):
 def test_policy_file_round_trip_and_judge_check(tmp_path):
     rng = np.random.default_rng(11)
     s, y = _scores(rng, 1200)
-    paired = fit_policy(_records(s, y, pairs=True), alpha=ALPHA, delta=DELTA)
+    paired = fit_policy(_records(s, y, pairs=True), LTTSettings(alpha=ALPHA, delta=DELTA))
     assert paired.n == 1200 and paired.n_units == 600 and paired.unit_size == 2
-    policy = fit_policy(_records(s, y), alpha=ALPHA, delta=DELTA, set_name="synthetic")
+    policy = fit_policy(_records(s, y), LTTSettings(alpha=ALPHA, delta=DELTA), set_name="synthetic")
     assert policy.feasible and policy.n == 1200 and policy.n_units == 1200 and policy.unit_size == 1
     assert policy.spec_hash == "spec1" and policy.template_hash == "tmpl1" and policy.set == "synthetic"
     assert policy.decide(0.0) == "fail" and policy.decide(1.0) == "pass"

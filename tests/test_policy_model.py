@@ -17,9 +17,11 @@ import pytest
 
 from judgelab.calibration import (
     CascadeFitOptions,
+    LTTSettings,
     Policy,
     ScoreRecord,
     aligned_stages,
+    fit_and_save_policy,
     fit_cascade,
     fit_policy,
     heldout_cascade,
@@ -132,13 +134,29 @@ def test_a_cascade_of_several_stages_is_not_read_as_one_judge(tmp_path):
 
 def test_policy_and_cascade_fits_share_one_fit_type():
     s, y = _two_judges()
-    one = fit_arrays(s[1], y, alpha=0.15)
+    one = fit_arrays(s[1], y, settings=LTTSettings(alpha=0.15))
     both = fit_cascade([_records(s[0], y, model="a"), _records(s[1], y, model="b", spec="spec-b")],
                        CascadeFitOptions(alpha=0.15))
     assert type(one).__name__ == "PolicyFit" and one.bands == (Band(one.lower, one.upper),)
-    assert one.cost is None and set(fit_policy(_records(s[1], y), alpha=0.15).calibration) == {
+    assert one.cost is None and set(fit_policy(_records(s[1], y), LTTSettings(alpha=0.15)).calibration) == {
         "coverage", "risk", "error", "testing_units", "candidates", "certified"}
     assert {"cost", "decided_share"} <= set(both.calibration) and "risk" not in both.calibration
+
+
+def test_the_policy_fitters_take_their_settings_as_one_object(tmp_path):
+    s, y = _two_judges()
+    records = _records(s[1], y)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'alpha'"):
+        fit_policy(records, alpha=0.15)  # type: ignore[call-arg]  # no hidden parameters
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
+        fit_arrays(s[1], y, seed=1)  # type: ignore[call-arg]
+    with pytest.raises(ParameterError, match="'settings' parameter of fit_policy must be None or an? LTTSettings"):
+        fit_policy(records, {"alpha": 0.15})  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="'settings' parameter of fit_and_save_policy must be None or an? LTTSettings"):
+        fit_and_save_policy(records, tmp_path / "policy.json", {"alpha": 0.15})  # type: ignore[arg-type]
+    assert fit_policy(records).alpha == 0.1 and fit_policy(records, LTTSettings(alpha=0.15)).alpha == 0.15
+    saved = fit_and_save_policy(records, tmp_path / "policy.json", LTTSettings(alpha=0.15, seed=2), set_name="s")
+    assert (saved.alpha, saved.seed, saved.set) == (0.15, 2, "s") and load_policy(tmp_path / "policy.json").alpha == 0.15
 
 
 def test_the_cascade_is_held_out_as_the_policy_is_on_a_dev_test_split():

@@ -12,12 +12,13 @@ intervals in a "Robustness" section.
 
 The flow, one sub-package a step (each imports only those before it)::
 
-    data -> scoring -> analysis -> policy -> report -> pipeline -> robustness
+    data -> scoring -> analysis -> policy -> jury -> report -> pipeline -> robustness
 
 - ``data``: labelled rows, importers, set resolution;
 - ``scoring``: ``run`` (resumable scores.jsonl), the local and Ray executors, the evaluator factory;
 - ``analysis``: metrics, bootstrap, thresholds, calibrators, self-preference, compare;
 - ``policy``: LTT risk bounds, pass/fail/abstain policies, the gate, the pass-rate estimate;
+- ``jury``: a jury measured against its members from their saved scores (``measure_jury``);
 - ``report``: the report model and its renderer; metrics.json, report.md / report.html, figures, the Deployment section;
 - ``pipeline``: ``calibrate`` and ``analyze_run``, the steps above in one call;
 - ``robustness``: ``stress``, attacks, perturbations and consistency probes.
@@ -146,6 +147,10 @@ from judgelab.calibration.policy import (
     load_policy,
     ppi_mean_interval,
 )
+from judgelab.calibration.jury import (
+    JuryMeasurement,
+    measure_jury,
+)
 from judgelab.calibration.report import (
     JuryReport,
     fleiss_kappa,
@@ -181,6 +186,7 @@ __all__ = [
     "CascadeFitOptions",
     "CascadePolicy",
     "CascadeStage",
+    "JuryMeasurement",
     "JuryReport",
     "aligned_stages",
     "cascade_decisions",
@@ -190,6 +196,7 @@ __all__ = [
     "heldout_cascade",
     "jury_report",
     "load_cascade",
+    "measure_jury",
     "write_cascade_report",
     "ATTACKS",
     "AbstainBand",

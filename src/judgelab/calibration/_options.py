@@ -4,25 +4,37 @@
 object alone (``calibrate(..., options=CalibrationOptions(seed=1))``), as
 httpx takes a ``Timeout``: a field name that is not a parameter is Python's
 own ``TypeError``, and ``options_or_default`` checks the object's type once.
-``with_overrides`` serves the policy fitters, which still take an options
-object plus keyword overrides of its fields.
+The policy fitters and the gate take theirs the same way
+(``fit_policy(records, LTTSettings(alpha=0.05))``,
+``gate(base, new, floors=GateFloors(min_rows=50), resampling=Resampling(seed=1))``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from judgelab.errors import check_parameter
 
-__all__ = ["options_or_default", "with_overrides"]
+__all__ = ["options_or_default"]
 
 T = TypeVar("T")
 
 
-def options_or_default(cls: type[T], options: T | None, where: str) -> T:
+def options_or_default(cls: type[T], options: T | None, where: str, *, name: str = "options",
+                       example: str = "limit=24") -> T:
     """``options``, or ``cls()`` when it is None.
+
+    Parameters
+    ----------
+    cls
+        The options class (a frozen dataclass whose fields all have defaults).
+    options
+        What the caller passed.
+    where
+        The public call, for the message (``"calibrate"``).
+    name, example
+        The parameter's name and a field assignment for the message's
+        example (``options=CalibrationOptions(limit=24)``).
 
     Raises
     ------
@@ -32,20 +44,6 @@ def options_or_default(cls: type[T], options: T | None, where: str) -> T:
     """
     if options is None:
         return cls()
-    check_parameter(isinstance(options, cls), "options", where, f"None or a {cls.__name__} "
-                    f"(options={cls.__name__}(limit=24), say)", options)
+    check_parameter(isinstance(options, cls), name, where, f"None or a {cls.__name__} "
+                    f"({name}={cls.__name__}({example}), say)", options)
     return options
-
-
-def with_overrides(cls: type[T], options: T | None, overrides: Mapping[str, Any], where: str) -> T:
-    """``options`` (or ``cls()``) with the fields named in ``overrides`` replaced.
-
-    Raises ``TypeError`` for a name that is not a field, as Python does for an
-    unknown keyword argument of ``where``.
-    """
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(overrides) - names)
-    if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
-    base = options if options is not None else cls()
-    return dataclasses.replace(base, **overrides) if overrides else base  # type: ignore[type-var]

@@ -48,16 +48,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import GateFloors, gate
+    from judgelab.calibration import GateBootstrap, GateFloors, gate
     from judgelab.cli._runs import load_run, records_for
 
-    GateFloors(args.min_rows, args.min_kappa).check()  # before any run is read or set scored
+    floors = GateFloors(args.min_rows, args.min_kappa)
+    floors.check()  # before any run is read or set scored
     base, task, threshold, meta = load_run(args.baseline, args.task)
     model = args.model or next((r.model for r in base if r.model), None) or meta.model
     new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads)
     result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
                   label_tolerance=args.label_tolerance, max_label_changes=args.max_label_changes,
-                  n_resamples=args.resamples, seed=args.seed, min_rows=args.min_rows, min_kappa=args.min_kappa)
+                  resampling=GateBootstrap(n_resamples=args.resamples, seed=args.seed), floors=floors)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0 if result.passed else 1

@@ -27,14 +27,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import fit_and_save_policy
+    from judgelab.calibration import LTTSettings, fit_and_save_policy
     from judgelab.cli._runs import load_run
 
     records, task, _, meta = load_run(args.run, args.task)
     base = Path(args.run)
     out = Path(args.out) if args.out else (base if base.is_dir() else base.parent) / "policy.json"
-    policy = fit_and_save_policy(records, out, alpha=args.alpha, delta=args.delta, risk=args.risk,
-                                 mondrian=args.mondrian, seed=args.seed, set_name=meta.set)
+    settings = LTTSettings(alpha=args.alpha, delta=args.delta, risk=args.risk, mondrian=args.mondrian, seed=args.seed)
+    policy = fit_and_save_policy(records, out, settings, set_name=meta.set)
     held = policy.heldout
     print(f"{task}: {policy.describe()}")
     if held:

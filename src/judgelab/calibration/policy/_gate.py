@@ -32,11 +32,10 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from judgelab.calibration._options import with_overrides
+from judgelab.calibration._options import options_or_default
 from judgelab.calibration.analysis import Agreement
 from judgelab.calibration.analysis import Interval, Resampling, paired_difference, unpaired_difference
 from judgelab.calibration.analysis import fast_binary_metrics
@@ -292,7 +291,7 @@ def gate(
     label_tolerance: float = 0.1,
     max_label_changes: str | float | int | None = "5%",
     resampling: Resampling | None = None,
-    **overrides: Any,
+    floors: GateFloors | None = None,
 ) -> GateResult:
     """Compare a new scored run with a baseline; fail on a changed judge, changed labels, a shifted mix or a drop.
 
@@ -314,20 +313,21 @@ def gate(
         How many shared rows may carry another label in the new set:
         ``"5%"`` (the default, of the shared rows), a fraction below 1, or a
         count. More fails the gate by itself.
-    resampling, overrides
+    resampling
         A ``Resampling`` (``n_resamples``, ``confidence``, ``seed``; also
-        exported as ``GateBootstrap``), or those fields as keywords: the
-        bootstrap settings. ``min_rows`` and ``min_kappa`` (keywords, see
-        ``GateFloors``) are floors the new run must reach.
+        exported as ``GateBootstrap``): the bootstrap settings (None: its
+        defaults).
+    floors
+        A ``GateFloors`` (``min_rows``, ``min_kappa``): floors the new run
+        must reach (None: no floor).
 
     Returns
     -------
     GateResult
     """
-    floor_keys = {"min_rows", "min_kappa"}
-    floors = with_overrides(GateFloors, None, {k: v for k, v in overrides.items() if k in floor_keys}, "gate")
+    floors = options_or_default(GateFloors, floors, "gate", name="floors", example="min_rows=50")
     floors.check()
-    rs = with_overrides(Resampling, resampling, {k: v for k, v in overrides.items() if k not in floor_keys}, "gate")
+    rs = options_or_default(Resampling, resampling, "gate", name="resampling", example="n_resamples=2000")
     base, newr = _check_inputs(baseline, new, metric)
     limit = _parse_max_drop(max_drop)
     st = _Settings(metric, float(threshold), rs)

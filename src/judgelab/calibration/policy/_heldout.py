@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration._options import with_overrides
+from judgelab.calibration._options import options_or_default
 from judgelab.calibration.analysis import SplitPlan, bootstrap_many, split_plan
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, fit_cascade_arrays
@@ -140,10 +140,10 @@ def heldout_policy(
     plan = heldout_plan(y, np.array([r.split or "" for r in ok]), units, k_folds=k_folds, seed=seed)
     if plan is None:
         return None
+    settings = LTTSettings(alpha=alpha, delta=delta, risk=risk, mondrian=mondrian, seed=seed)
 
     def fit(train: np.ndarray) -> Sequence[Band]:
-        return fit_arrays(s[train], y[train], units[train], alpha=alpha, delta=delta, risk=risk, mondrian=mondrian,
-                          seed=seed).bands
+        return fit_arrays(s[train], y[train], units[train], settings).bands
 
     rows = heldout_decisions(fit, s, plan)
     return {"mode": rows.mode, **heldout_summary(rows, y, units, risk=risk, n_resamples=n_resamples, seed=seed)}
@@ -180,11 +180,14 @@ def heldout_cascade(al: StageRows, policy: Policy, *, k_folds: int = 5, n_resamp
 
 def fit_and_save_policy(
     records: Sequence[ScoreRecord], path: str | Path, settings: LTTSettings | None = None, *,
-    set_name: str | None = None, **overrides: Any,
+    set_name: str | None = None,
 ) -> Policy:
     """``fit_policy`` plus its held-out check (``heldout_policy``), saved to ``path``: what
-    ``judgelab policy`` and the report's Deployment section both write."""
-    cfg = with_overrides(LTTSettings, settings, overrides, "fit_and_save_policy")
+    ``judgelab policy`` and the report's Deployment section both write.
+
+    ``settings`` is an ``LTTSettings`` (None: its defaults), as for ``fit_policy``.
+    """
+    cfg = options_or_default(LTTSettings, settings, "fit_and_save_policy", name="settings", example="alpha=0.05")
     policy = fit_policy(records, cfg, set_name=set_name)
     held = heldout_policy(records, alpha=cfg.alpha, delta=cfg.delta, risk=cfg.risk, mondrian=cfg.mondrian,
                           seed=cfg.seed)

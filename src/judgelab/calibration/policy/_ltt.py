@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
-from judgelab.calibration._options import with_overrides
+from judgelab.calibration._options import options_or_default
 from judgelab.calibration.policy._fit_result import PolicyFit
 from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.errors import JudgelabError
@@ -311,14 +311,13 @@ class LTTSettings:
         _check_args(self.alpha, self.delta, self.risk, self.ordering_fraction)
 
 
-def fit_arrays(s, y, unit=None, settings: LTTSettings | None = None, **overrides: Any) -> PolicyFit:
+def fit_arrays(s, y, unit=None, settings: LTTSettings | None = None) -> PolicyFit:
     """``fit_policy`` on plain arrays (scores, labels, unit ids; no unit ids: every row its own unit).
 
-    ``settings`` is an ``LTTSettings``, or its fields as keywords (``alpha``,
-    ``delta``, ``risk``, ``mondrian``, ``ordering_fraction``, ``seed``,
-    ``max_grid``).
+    ``settings`` is an ``LTTSettings`` (None: its defaults), as for
+    ``fit_policy``: ``fit_arrays(s, y, settings=LTTSettings(alpha=0.05, seed=1))``.
     """
-    cfg = with_overrides(LTTSettings, settings, overrides, "fit_arrays")
+    cfg = options_or_default(LTTSettings, settings, "fit_arrays", name="settings", example="alpha=0.05")
     cfg.check()
     s = np.asarray(s, dtype=float)
     unit = np.arange(len(s)) if unit is None else unit

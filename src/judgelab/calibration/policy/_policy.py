@@ -49,9 +49,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
 
-from judgelab.calibration._options import with_overrides
+from judgelab.calibration._options import options_or_default
 from judgelab.calibration.data import ScoreRecord, judge_values
 from judgelab.calibration.policy._fit_result import PolicyFit
 from judgelab.calibration.policy._ltt import LTTSettings, Risk, fit_arrays, policy_decisions
@@ -89,7 +88,6 @@ def fit_policy(
     settings: LTTSettings | None = None,
     *,
     set_name: str | None = None,
-    **overrides: Any,
 ) -> Policy:
     """Choose pass/fail/abstain thresholds whose risk among decided rows is <= ``alpha`` w.p. >= 1 - ``delta``.
 
@@ -99,15 +97,15 @@ def fit_policy(
         One task's scored records (``read_scores``); rows that failed to
         score are left out. Rows sharing ``fold_key`` (``meta["pair"]``) are
         one unit.
-    settings, overrides
-        An ``LTTSettings``, or its fields as keywords: ``alpha`` (the risk
+    settings
+        An ``LTTSettings`` (None: its defaults): ``alpha`` (the risk
         level), ``delta`` (the probability the guarantee may fail),
         ``risk`` (``"error"``: wrong decisions among decided rows;
         ``"false-pass"``: rows passed that should fail, among decided rows),
         ``mondrian`` (also bound ``P(PASS | label 0) <= alpha``),
         ``ordering_fraction`` (share of the units that order the candidate
         pairs, not tested on), ``seed`` (of that split) and ``max_grid``
-        (most candidate thresholds).
+        (most candidate thresholds): ``fit_policy(records, LTTSettings(alpha=0.05))``.
     set_name
         Recorded in the policy.
 
@@ -116,7 +114,7 @@ def fit_policy(
     Policy
         A one-stage policy; ``feasible=False`` (and ``rows_needed``) when no pair is certified.
     """
-    cfg = with_overrides(LTTSettings, settings, overrides, "fit_policy")
+    cfg = options_or_default(LTTSettings, settings, "fit_policy", name="settings", example="alpha=0.05")
     task, ok = one_task(records)
     fit = fit_arrays([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok], cfg)
     return _policy_from_fit(fit, ok, task, cfg, set_name)

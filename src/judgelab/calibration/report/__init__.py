@@ -2,7 +2,7 @@
 the calibration report built on them, its figures, metrics.json and the Deployment section; the
 cascade and jury reports.
 
-Computing lives below (``analysis``, ``policy``); what is here turns results into a ``Report`` and
+Computing lives below (``analysis``, ``policy``, ``jury``); what is here turns results into a ``Report`` and
 writes it. Imports only the sub-packages before it.
 """
 
@@ -43,6 +43,7 @@ from judgelab.calibration.report._cascade_report import (
 )
 from judgelab.calibration.report._jury_report import (
     JuryReport,
+    jury_document,
     jury_report,
 )
 # computed in analysis and policy; kept public here, where they were exported before
@@ -69,6 +70,7 @@ __all__ = [
     "deployment_for",
     "deployment_section",
     "fleiss_kappa",
+    "jury_document",
     "jury_report",
     "render_html",
     "render_markdown",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration.policy import Policy, fit_and_save_policy, risk_coverage_curve
+from judgelab.calibration.policy import LTTSettings, Policy, fit_and_save_policy, risk_coverage_curve
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
 
@@ -45,7 +45,8 @@ def deployment_for(records: Sequence[ScoreRecord], out_dir: str | Path, *, alpha
     out = Path(out_dir)
     task = records[0].task if records else ""
     name = "policy.json" if single_task else f"policy-{task}.json"
-    policy = fit_and_save_policy(records, out / name, alpha=alpha, delta=delta, risk=risk, seed=seed, set_name=set_name)
+    settings = LTTSettings(alpha=alpha, delta=delta, risk=risk, seed=seed)
+    policy = fit_and_save_policy(records, out / name, settings, set_name=set_name)
     return Deployment(policy.task, policy, name, risk_coverage_curve(records, risk=risk),
                       _commands(out, policy.task, alpha, delta))
 
