@@ -29,10 +29,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _by_document(rows):
-    groups = defaultdict(list)
+    by_unit = defaultdict(list)
     for r in rows:
-        groups[r.fold_group].append(r)
-    return groups
+        by_unit[r.unit].append(r)
+    return by_unit
 
 
 def _fib(rows, rng, per_corpus):

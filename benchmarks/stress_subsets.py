@@ -2,7 +2,7 @@
 
 summedits: from each of the five domains, the first 3 original summaries
 (label 1) and the first inconsistent edit of each (label 0): 30 rows in 15
-pair clusters.
+units (rows sharing meta.pair).
 
 wice-short: the WiCE dev rows with the shortest evidence, 6 supported and 6
 not (a biased sample: short evidence, no chunking; say so when quoting it).

@@ -72,7 +72,7 @@ def test_agreement_intervals_cover_the_estimate_and_resample_pairs_together():
         assert iv.low < iv.estimate < iv.high
     assert (a.n, a.n_pos, a.n_neg) == (200, 100, 100)
     # each row doubled, its copy in its group: the same estimate, a cluster bootstrap as wide as the original's
-    paired = agreement(np.r_[y, y], np.r_[s, s], threshold=0.5, groups=[*map(str, range(200))] * 2, n_resamples=400)
+    paired = agreement(np.r_[y, y], np.r_[s, s], threshold=0.5, units=[*map(str, range(200))] * 2, n_resamples=400)
     naive = agreement(np.r_[y, y], np.r_[s, s], threshold=0.5, n_resamples=400)
     assert paired.kappa.estimate == pytest.approx(a.kappa.estimate)
     width = lambda iv: iv.high - iv.low  # noqa: E731

@@ -119,9 +119,9 @@ def test_bootstrap_seed_zero_is_a_seed():
     assert (a.low, a.high) == (b.low, b.high)
 
 
-def test_cluster_bootstrap_widens_intervals_on_duplicated_rows():
+def test_unit_bootstrap_widens_intervals_on_duplicated_rows():
     """Each row twice: resampling rows treats duplicates as independent evidence
-    (too narrow); resampling clusters gives the interval of the undoubled set."""
+    (too narrow); resampling whole units gives the interval of the undoubled set."""
     import numpy as np
 
     from judgelab.calibration import bootstrap_many
@@ -135,7 +135,7 @@ def test_cluster_bootstrap_widens_intervals_on_duplicated_rows():
     single = bootstrap_many(stat, [correct], n_resamples=2000, seed=1)["accuracy"]
     doubled = np.repeat(correct, 2)
     rows = bootstrap_many(stat, [doubled], n_resamples=2000, seed=1)["accuracy"]
-    clusters = bootstrap_many(stat, [doubled], n_resamples=2000, seed=1, clusters=np.repeat(np.arange(150), 2))["accuracy"]
+    by_unit = bootstrap_many(stat, [doubled], n_resamples=2000, seed=1, units=np.repeat(np.arange(150), 2))["accuracy"]
     width = lambda iv: iv.high - iv.low  # noqa: E731
     assert width(rows) < 0.8 * width(single)
-    assert abs(width(clusters) - width(single)) < 0.15 * width(single)
+    assert abs(width(by_unit) - width(single)) < 0.15 * width(single)

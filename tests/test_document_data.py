@@ -43,7 +43,7 @@ def test_fib_keeps_one_consistent_row_per_article_and_each_distinct_error(tmp_pa
         {**line, "list_choices": str(["The budget was approved.", "The budget fell by 3%."]), "lbl": 0}) + "\n")
     rows = import_set("fib", tmp_path / "fib")
     assert Counter(r.label for r in rows) == {1: 1, 0: 2}
-    assert len({r.fold_group for r in rows}) == 1 and {r.group for r in rows} == {"fib-xsum"}
+    assert len({r.unit for r in rows}) == 1 and {r.group for r in rows} == {"fib-xsum"}
     assert sorted(r.meta["distractor_model"] or "" for r in rows) == ["", "bart", "t5"]
 
 
@@ -53,7 +53,7 @@ def test_factcg_and_begin(tmp_path):
                  + json.dumps({"text_a": "Doc one.", "text_b": ["Claim b."], "orig_label": 0}) + "\n")
     rows = import_set("factcg", f)
     assert [(r.response, r.label) for r in rows] == [("Claim a.", 1), ("Claim b.", 0)]
-    assert rows[0].fold_group == rows[1].fold_group
+    assert rows[0].unit == rows[1].unit
     b = tmp_path / "begin" / "wow"
     b.mkdir(parents=True)
     header = "model_name\tdata_source\tknowledge\tmessage\tresponse\tbegin_label\n"
@@ -73,7 +73,7 @@ def test_the_shared_sets_import_with_their_documented_counts(shared_data):
     assert len(import_set("mnli", shared_data / "mnli")) == 6647 + 13000
     assert len(import_set("fever-nli", shared_data / "fever_nli")) == 8209 + 10000
     fib = import_set("fib", shared_data / "fib")
-    assert sum(r.label for r in fib) == len({r.fold_group for r in fib})  # one consistent summary per article
+    assert sum(r.label for r in fib) == len({r.unit for r in fib})  # one consistent summary per article
     assert Counter(r.label for r in import_set("factcg", shared_data / "factcg" / "CG2C_doc.json")) == {1: 1034, 0: 1034}
     assert Counter(r.label for r in import_set("begin", shared_data / "begin")) == {1: 1705, 0: 3044}
 

@@ -47,7 +47,7 @@ def test_faithbench_drop_and_map_questionable(shared_data):
     # summaries of the same source share a fold group; different sources do not
     by_source: dict[str, set[str]] = {}
     for r in strict:
-        by_source.setdefault(r.documents[0], set()).add(r.fold_group)
+        by_source.setdefault(r.documents[0], set()).add(r.unit)
     assert all(len(groups) == 1 for groups in by_source.values())
     assert len({next(iter(g)) for g in by_source.values()}) == len(by_source) < len(strict)
 

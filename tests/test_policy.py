@@ -137,7 +137,7 @@ def test_infeasible_policy_says_how_many_rows_are_needed():
 def _records(s, y, *, spec="spec1", template="tmpl1", pairs=False):
     return [ScoreRecord(id=f"r{i}", task="fact-check", label=int(label), score=float(score), spec_hash=spec,
                         template_hash=template, model="m", evaluator="FactCheckingEvaluator",
-                        fold_group=f"p{i // 2}" if pairs else f"r{i}")
+                        unit=f"p{i // 2}" if pairs else f"r{i}")
             for i, (score, label) in enumerate(zip(s, y))]
 
 

@@ -62,7 +62,7 @@ class Fixed:
 def _records(scores, labels, *, model="m", spec="spec-a", tpl="tpl-a", split=False):
     return [ScoreRecord(id=f"r{i}", task="fact-check", label=int(y), score=float(s), model=model, spec_hash=spec,
                         template_hash=tpl, evaluator="Fixed", prompt_tokens=10, row_hash=f"h{i}",
-                        fold_group=f"p{i // 2}", split=("test" if i % 3 == 0 else "dev") if split else None)
+                        unit=f"p{i // 2}", split=("test" if i % 3 == 0 else "dev") if split else None)
             for i, (s, y) in enumerate(zip(scores, labels))]
 
 

@@ -39,7 +39,7 @@ VERSION_1 = Path(__file__).resolve().parent / "data" / "runs-0e34c20" / "metrics
 def test_an_old_run_loads_as_typed_files():
     records = read_scores(OLD_RUN / "scores.jsonl")
     assert len(records) == 12 and {r.task for r in records} == {"fact-check"}
-    assert all(r.ok and r.row_hash and r.fold_key for r in records)
+    assert all(r.ok and r.row_hash and r.unit for r in records)
     metrics = read_metrics(OLD_RUN / "metrics.json")
     assert metrics.version == METRICS_VERSION == 2  # read as version 1, migrated
     assert metrics.meta.model == "gemma-3-270m" and metrics.meta.rows == 12

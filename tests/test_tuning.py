@@ -95,7 +95,7 @@ def test_snli_importer(shared_data):
     labels = {r.meta["snli_label"]: r.label for r in rows}
     assert labels == {"entailment": 1, "neutral": 0, "contradiction": 0}
     first = rows[:3]  # one premise, three hypotheses: one fold group
-    assert len({r.fold_group for r in first}) == 1 and first[0].documents == first[1].documents
+    assert len({r.unit for r in first}) == 1 and first[0].documents == first[1].documents
 
 
 def test_loss_falls_on_a_separable_toy_set(toy_set, tmp_path):

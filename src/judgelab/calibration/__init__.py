@@ -7,8 +7,8 @@ abstain band, calibrators, self-preference bias and a report.
 
 ``stress`` adds what moves the judge: seeded attacks on the judged text,
 benign perturbations and consistency checks, scored resumably with the same
-evaluator and threshold, reported as flip rates with cluster-bootstrap
-intervals in a "Robustness" section.
+evaluator and threshold, reported as flip rates with bootstrap intervals
+over units in a "Robustness" section.
 
 The flow, one sub-package a step (each imports only those before it)::
 
@@ -114,6 +114,7 @@ from judgelab.calibration.analysis import (
     make_calibrator,
     mcnemar_test,
     pair_groups,
+    pair_units,
     parse_strategy,
     self_preference,
     spearman_correlation,
@@ -302,6 +303,7 @@ __all__ = [
     "make_calibrator",
     "mcnemar_test",
     "pair_groups",
+    "pair_units",
     "parse_strategy",
     "perturb_rows",
     "plan_blocks",

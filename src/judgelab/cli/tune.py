@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--weights", type=_weights, help="one weight per --set, comma-separated (0: held out only)")
     p.add_argument("--evaluator", help="evaluator whose prompts are trained (default: each task's default)")
     p.add_argument("--rows", type=positive_int, help="training rows in all (default: every balanced row)")
-    p.add_argument("--heldout", type=float, default=0.1, help="share of each source's groups held out (default 0.1)")
+    p.add_argument("--heldout", type=float, default=0.1, help="share of each source's units (rows sharing meta.pair) held out (default 0.1)")
     p.add_argument("--heldout-max", type=positive_int, default=100, help="held-out rows per source in the report")
     p.add_argument("--max-tokens", type=positive_int, default=512, help="longest training prompt (default 512)")
     p.add_argument("--long-rows", choices=("skip", "chunk"), default="skip", help="rows over --max-tokens")

@@ -49,8 +49,8 @@ class TuneConfig:
     rows
         Training rows in all (after balancing); ``None``: every balanced row.
     heldout
-        Share of each source's groups (a document's rows and ``meta.pair``
-        edits stay together) kept out of training, for the report.
+        Share of each source's units (``LabelledRow.unit``: a document's rows
+        and ``meta.pair`` edits stay together) kept out of training, for the report.
     heldout_max
         At most this many held-out rows per source are scored in the report.
     max_tokens

@@ -1,8 +1,8 @@
-"""Training data: labelled rows per source, split by group, balanced, rendered by the evaluators.
+"""Training data: labelled rows per source, split by unit, balanced, rendered by the evaluators.
 
 Rows come through calibration's ``resolve_set`` (any ``--set`` that
-``calibrate`` accepts). Each set is a *source*. Per source, whole groups
-(``LabelledRow.fold_group``: a document's rows, ``meta.pair`` edits) are held
+``calibrate`` accepts). Each set is a *source*. Per source, whole units
+(``LabelledRow.unit``: a document's rows, ``meta.pair`` edits) are held
 out, then the training rows are sampled with equal counts per label and a
 share of the total proportional to the source's weight. Every row is
 rendered by the evaluator that serves its task, so a tuned judge is asked
@@ -113,18 +113,18 @@ def load_sources(config: TuneConfig) -> list[Source]:
     return sources
 
 
-def _split_groups(rows: Sequence[LabelledRow], share: float, rng: np.random.Generator) -> tuple[list, list]:
-    """(train, held-out) rows, whole groups to one side; at least one group held out when share > 0."""
-    groups: dict[str, list[LabelledRow]] = defaultdict(list)
+def _split_units(rows: Sequence[LabelledRow], share: float, rng: np.random.Generator) -> tuple[list, list]:
+    """(train, held-out) rows, whole units to one side; at least one unit held out when share > 0."""
+    by_unit: dict[str, list[LabelledRow]] = defaultdict(list)
     for r in rows:
-        groups[r.fold_group].append(r)
-    keys = sorted(groups)
+        by_unit[r.unit].append(r)
+    keys = sorted(by_unit)
     rng.shuffle(keys)
     n_out = 0 if share <= 0 else max(1, int(round(share * len(keys))))
     n_out = min(n_out, len(keys) - 1)
     out = {k for k in keys[:n_out]}
-    train = [r for k in keys if k not in out for r in groups[k]]
-    held = [r for k in keys if k in out for r in groups[k]]
+    train = [r for k in keys if k not in out for r in by_unit[k]]
+    held = [r for k in keys if k in out for r in by_unit[k]]
     return train, held
 
 
@@ -143,7 +143,7 @@ def _balanced(items: list, n: int | None, rng: np.random.Generator) -> list:
 
 def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
         dict[str, list[LabelledRow]], dict[str, list[LabelledRow]], dict[str, dict[str, int]]]:
-    """Per source: the training pool and the held-out rows (whole groups); plus the counts.
+    """Per source: the training pool and the held-out rows (whole units); plus the counts.
 
     A source of weight 0 is held out whole (evaluation only).
     """
@@ -154,7 +154,7 @@ def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
         if s.weight == 0:
             pools[s.name], held[s.name] = [], list(s.rows)
         else:
-            pools[s.name], held[s.name] = _split_groups(s.rows, config.heldout, rng)
+            pools[s.name], held[s.name] = _split_units(s.rows, config.heldout, rng)
     counts = {s.name: {"rows": len(s.rows), "train_pool": len(pools[s.name]), "heldout": len(held[s.name]),
                        "skipped_long": 0, "chunked": 0} for s in sources}
     return pools, held, counts

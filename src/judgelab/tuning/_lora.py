@@ -113,7 +113,7 @@ class LabelReader:
         self.device = lm.get_input_embeddings().weight.device
         self.ids = torch.tensor(list(token_ids), dtype=torch.long, device=self.device)
         self.owner = torch.tensor(list(owner), dtype=torch.long)
-        self.groups = [(self.owner == j).nonzero().flatten().to(self.device) for j in range(n_labels)]
+        self.per_label = [(self.owner == j).nonzero().flatten().to(self.device) for j in range(n_labels)]
         self.softcap = getattr(lm.config, "final_logit_softcapping", None)
 
     def log_probs(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -136,7 +136,7 @@ class LabelReader:
         logits = hidden.float() @ weight.float().T
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
-        pooled = torch.stack([torch.logsumexp(logits[:, g], dim=-1) for g in self.groups], dim=-1)
+        pooled = torch.stack([torch.logsumexp(logits[:, g], dim=-1) for g in self.per_label], dim=-1)
         log_probs: Tensor = torch.log_softmax(pooled, dim=-1)
         return log_probs
 

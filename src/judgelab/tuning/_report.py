@@ -94,7 +94,7 @@ def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None)
                   tuple((name, str(c["rows"]), str(c["train_pool"]), str(c.get("trained", 0)), str(c["heldout"]),
                          str(c.get("skipped_long", 0)), str(c.get("chunked", 0)))
                         for name, c in provenance["counts"].items())),
-            Paragraph("Held-out rows are whole groups (a document's rows, `meta.pair` edits) never trained on; "
+            Paragraph("Held-out rows are whole units (a document's rows, `meta.pair` edits) never trained on; "
                       "`heldout.jsonl` holds all of them, for `judgelab calibrate --set`."),
         )),
         Section("Held-out metrics (base = before training)", (

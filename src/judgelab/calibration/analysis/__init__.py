@@ -25,6 +25,7 @@ from judgelab.calibration.analysis._bootstrap import (
     bootstrap_interval,
     bootstrap_many,
     paired_difference,
+    shared_units,
     unpaired_difference,
 )
 from judgelab.calibration.analysis._calibrator_choice import (
@@ -65,8 +66,9 @@ from judgelab.calibration.analysis._metrics import (
 from judgelab.calibration.analysis._rater_agreement import fleiss_kappa
 from judgelab.calibration.analysis._pairing import (
     PairResampling,
-    grouped_bootstrap,
     pair_groups,
+    pair_units,
+    unit_bootstrap,
 )
 from judgelab.calibration.analysis._selfpref import (
     GeneratorStats,
@@ -78,6 +80,7 @@ from judgelab.calibration.analysis._splits import (
     SplitPlan,
     group_folds,
     split_plan,
+    unit_folds,
 )
 from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
@@ -131,22 +134,25 @@ __all__ = [
     "fast_binary_metrics",
     "fleiss_kappa",
     "group_folds",
-    "grouped_bootstrap",
     "is_self_generator",
     "length_bias",
     "load_calibrator",
     "make_calibrator",
     "mcnemar_test",
     "pair_groups",
+    "pair_units",
     "paired_difference",
     "parse_strategy",
     "records_length_bias",
     "self_preference",
+    "shared_units",
     "spearman_correlation",
     "split_plan",
     "threshold_curve",
     "true_negative_rate",
     "true_positive_rate",
+    "unit_bootstrap",
+    "unit_folds",
     "unpaired_difference",
     "write_criteria_thresholds",
 ]

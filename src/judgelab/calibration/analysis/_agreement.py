@@ -4,7 +4,7 @@ Each metric is one function of ``(y_true, y_score)`` with keyword-only
 options, as in ``_metrics``; a degenerate input (no row of a label, one
 class of verdicts) warns and returns nan. ``agreement`` and ``length_bias``
 add the intervals: the same percentile bootstrap as the held-out metrics
-(``bootstrap_many``), resampling rows of one ``meta["pair"]`` group together.
+(``bootstrap_many``), resampling rows of one unit (``ScoreRecord.unit``) together.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration.analysis._analysis_record import agreement_record
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
 from judgelab.calibration.analysis._metrics import _degenerate, _rankdata, _validate
+from judgelab.calibration.data import renamed_keyword
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -110,13 +111,6 @@ def _quiet_spearman(x: np.ndarray, y: np.ndarray) -> float:
     return _rho(x, y) if len(x) >= MIN_LENGTH_ROWS else math.nan
 
 
-def _clusters(groups: Sequence[str] | None) -> np.ndarray | None:
-    if groups is None:
-        return None
-    g = np.asarray(list(groups))
-    return g if len(g) and len(np.unique(g)) < len(g) else None
-
-
 @dataclass(frozen=True)
 class Agreement:
     """Agreement of a judge's verdicts with the labels, with 95% bootstrap intervals.
@@ -151,10 +145,11 @@ def agreement(
     y_score,
     *,
     threshold: float | np.ndarray = 0.5,
-    groups: Sequence[str] | None = None,
+    units: Sequence[str] | None = None,
     rows: str = "all",
     n_resamples: int = 1000,
     seed: int | None = 0,
+    groups: Sequence[str] | None = None,
 ) -> Agreement:
     """Cohen's kappa, TPR and TNR at ``threshold``, each with a percentile bootstrap interval.
 
@@ -164,17 +159,20 @@ def agreement(
         Labels (0/1) and scores.
     threshold
         The threshold, or one per row (cross-validation: each fold's own).
-    groups
-        Row groups resampled together (``meta["pair"]``); None or all
-        distinct: the plain row bootstrap.
+    units
+        Each row's resampling unit (``ScoreRecord.unit``), rows of one unit
+        resampled together; None or all distinct: the plain row bootstrap.
     rows
         Which rows these are, for the report (``"held-out"``, ``"all"``).
     n_resamples, seed
         Bootstrap settings.
+    groups
+        Deprecated name of ``units`` (warns; removed in the next release).
     """
+    units = renamed_keyword(units, groups, old="groups", new="units", where="agreement")
     y, s = _validate(y_true, y_score)
     t = np.broadcast_to(np.asarray(threshold, dtype=float), y.shape).copy()
-    res = bootstrap_many(_agreement_stat, [y, s, t], n_resamples=n_resamples, seed=seed, clusters=_clusters(groups))
+    res = bootstrap_many(_agreement_stat, [y, s, t], n_resamples=n_resamples, seed=seed, units=shared_units(units))
     shown = float(np.nanmedian(t)) if len(t) else math.nan
     return Agreement(len(y), int((y == 1).sum()), int((y == 0).sum()), shown, rows, res["kappa"], res["tpr"],
                      res["tnr"])
@@ -222,34 +220,38 @@ def length_bias(
     y_score,
     lengths,
     *,
-    groups: Sequence[str] | None = None,
+    units: Sequence[str] | None = None,
     n_resamples: int = 1000,
     seed: int | None = 0,
+    groups: Sequence[str] | None = None,
 ) -> LengthBias:
     """Spearman's rho of score and judged-text length within each label, with bootstrap intervals.
 
     Within a label the right verdict is the same for every row, so a score
     that rises or falls with length there is a bias (a judge that prefers
     long answers), not a signal. ``lengths`` may hold nan for rows whose
-    length is unknown; they are left out and counted.
+    length is unknown; they are left out and counted. ``units`` (each row's
+    ``ScoreRecord.unit``) resamples rows of one unit together; ``groups`` is
+    its deprecated name (warns; removed in the next release).
     """
+    units = renamed_keyword(units, groups, old="groups", new="units", where="length_bias")
     y, s = _validate(y_true, y_score)
     n_len = np.asarray(lengths, dtype=float)
     known = ~np.isnan(n_len)
     y, s, n_len = y[known], s[known], n_len[known]
-    g = None if groups is None else np.asarray(list(groups))[known]
+    u = None if units is None else np.asarray(list(units))[known]
 
     def stat(y, s, n):
         return {str(k): _quiet_spearman(n[y == k], s[y == k]) for k in (1, 0)}
 
-    res = bootstrap_many(stat, [y, s, n_len], n_resamples=n_resamples, seed=seed, clusters=_clusters(g))
+    res = bootstrap_many(stat, [y, s, n_len], n_resamples=n_resamples, seed=seed, units=shared_units(u))
     med = {k: float(np.median(n_len[y == k])) if (y == k).any() else math.nan for k in (1, 0)}
     return LengthBias({k: res[str(k)] for k in (1, 0)}, {k: int((y == k).sum()) for k in (1, 0)}, med,
                       int((~known).sum()))
 
 
 def records_length_bias(
-    records: Sequence[Any], *, groups: Sequence[str] | None = None, n_resamples: int = 1000, seed: int | None = 0
+    records: Sequence[Any], *, units: Sequence[str] | None = None, n_resamples: int = 1000, seed: int | None = 0
 ) -> LengthBias | None:
     """``length_bias`` of scored records (their ``label``, ``score`` and ``response_chars``).
 
@@ -261,4 +263,4 @@ def records_length_bias(
         return None
     y = np.array([r.label for r in records], dtype=int)
     s = np.array([r.score for r in records], dtype=float)
-    return length_bias(y, s, lengths, groups=groups, n_resamples=n_resamples, seed=seed)
+    return length_bias(y, s, lengths, units=units, n_resamples=n_resamples, seed=seed)

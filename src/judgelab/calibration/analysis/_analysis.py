@@ -23,7 +23,7 @@ from judgelab.calibration.analysis._agreement import (
     agreement,
     records_length_bias,
 )
-from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
+from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
 from judgelab.calibration.analysis._calibrator_choice import CalibratorChoice, check_calibrator_name, choose_calibrator
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
 from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds
@@ -36,7 +36,7 @@ from judgelab.calibration.analysis._metrics import (
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.data import TaskMetrics
 from judgelab.calibration.analysis._selfpref import SelfPreference, self_preference
-from judgelab.calibration.analysis._splits import SplitPlan, group_folds, split_plan
+from judgelab.calibration.analysis._splits import SplitPlan, split_plan, unit_folds
 from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
     abstain_band,
@@ -198,9 +198,9 @@ def analyze(
     The threshold, abstain band and calibrators are tuned on the ``dev``
     split and measured on ``test`` when the records carry both; otherwise
     k-fold cross-validation gives held-out estimates and the shipped
-    threshold is tuned on all rows. Records that share a ``fold_group``
-    (e.g. the two answers to one HaluEval question) stay in one fold. With
-    too few rows (or groups) for either, metrics are in-sample and marked so.
+    threshold is tuned on all rows. Records of one unit (``ScoreRecord.unit``,
+    e.g. the two answers to one HaluEval question) stay in one fold. With
+    too few rows (or units) for either, metrics are in-sample and marked so.
 
     Parameters
     ----------
@@ -233,14 +233,14 @@ def analyze(
     records = list(records)
     data = _scored(records)
     undefined: list[str] = []
-    plan = split_plan(data.y, data.splits, data.fold_groups, k_folds, seed)
+    plan = split_plan(data.y, data.splits, data.units, k_folds, seed)
     with _expected_degenerate(undefined):
         tuning = _tune(data, plan, st, target_error)
     heldout, by_group, in_sample, band_held = _heldout_metrics(data, plan, tuning, target_error, n_resamples, seed, undefined)
     calibration = _calibration_table(data, plan, tuning)
     s_tuning, y_tuning = data.s[plan.tune], data.y[plan.tune]
     choice = choose_calibrator(calibrator, s_tuning, y_tuning,
-                               group_folds(y_tuning, data.fold_groups[plan.tune], k_folds, seed), calibration)
+                               unit_folds(y_tuning, data.units[plan.tune], k_folds, seed), calibration)
     final_cal = _fit_calibrator(choice.kind, s_tuning, y_tuning) if choice.kind != "raw" else None
     t = tuning.threshold
     t_cal = float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None
@@ -250,7 +250,7 @@ def analyze(
     ok = data.ok
     crit = criteria_thresholds(ok, strategy=str(st)) if any(r.labels and r.criteria for r in ok) else {}
     held = plan.held
-    agree = agreement(data.y[held], data.s[held], threshold=tuning.thr_row[held], groups=data.fold_groups[held],
+    agree = agreement(data.y[held], data.s[held], threshold=tuning.thr_row[held], units=data.units[held],
                       rows=AGREEMENT_ROWS[plan.mode], n_resamples=n_resamples, seed=seed)
     return Analysis(
         task=data.task, n_rows=len(records), n_scored=len(ok), n_errors=len(records) - len(ok),
@@ -260,7 +260,7 @@ def analyze(
         calibrator_kind=choice.kind, calibrator=final_cal, self_pref=sp, criteria=crit, calibrator_choice=choice,
         y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.kind, data.s)[held], s_tuning=s_tuning,
         y_tuning=y_tuning, notes=_data_notes(data), undefined_metrics=undefined, agreement=agree,
-        length_bias=records_length_bias(ok, groups=data.fold_groups, n_resamples=n_resamples, seed=seed),
+        length_bias=records_length_bias(ok, units=data.units, n_resamples=n_resamples, seed=seed),
     )
 
 
@@ -272,9 +272,9 @@ class _Scored:
     ok: list[ScoreRecord]
     y: np.ndarray
     s: np.ndarray
-    groups: np.ndarray
+    groups: np.ndarray  # the reporting category (``ScoreRecord.group``): metrics per group
     splits: np.ndarray
-    fold_groups: np.ndarray
+    units: np.ndarray  # the resampling unit (``ScoreRecord.unit``): folds and bootstraps
 
 
 def _scored(records: Sequence[ScoreRecord]) -> _Scored:
@@ -291,7 +291,7 @@ def _scored(records: Sequence[ScoreRecord]) -> _Scored:
         s=np.array([r.score for r in ok], dtype=float),
         groups=np.array([r.group or "(none)" for r in ok]),
         splits=np.array([r.split or "" for r in ok]),
-        fold_groups=np.array([r.fold_key for r in ok]),
+        units=np.array([r.unit for r in ok]),
     )
 
 
@@ -365,14 +365,10 @@ def _heldout_metrics(
     def stat(y, s, t):
         return fast_binary_metrics(y, s, t)
 
-    # Rows that belong together are resampled together (a cluster bootstrap);
-    # with no such rows this is the plain row bootstrap.
-    held_groups = data.fold_groups[held]
-    paired = len(np.unique(held_groups)) < len(held_groups)
-    heldout = bootstrap_many(
-        stat, [y_h, s_h, t_h], n_resamples=n_resamples, seed=seed,
-        clusters=held_groups if paired else None,
-    )
+    # Rows of one unit are resampled together; with no unit of several rows
+    # this is the plain row bootstrap.
+    heldout = bootstrap_many(stat, [y_h, s_h, t_h], n_resamples=n_resamples, seed=seed,
+                             units=shared_units(data.units[held]))
     # Point estimates from scikit-learn (the numpy twin used for resamples
     # gives the same values; the tests check it). Under cross-validation each
     # fold has its own threshold, so the thresholded metrics come from the twin.

@@ -1,4 +1,4 @@
-"""Percentile bootstrap intervals."""
+"""Percentile bootstrap intervals; rows of one resampling unit (``units``) are drawn together."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration.data import IntervalRecord
+from judgelab.calibration.data import IntervalRecord, renamed_keyword
 from judgelab.errors import JudgelabError
 
-__all__ = ["Interval", "Resampling", "bootstrap_interval", "bootstrap_many", "paired_difference", "unpaired_difference"]
+__all__ = ["Interval", "Resampling", "bootstrap_interval", "bootstrap_many", "paired_difference", "shared_units",
+           "unpaired_difference"]
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,22 @@ def _check(n_resamples: int, confidence: float) -> None:
         raise JudgelabError(f"The 'confidence' parameter must be in (0, 1). Got {confidence!r} instead.")
 
 
-def _cluster_indices(clusters, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Resample whole clusters with replacement; each resample keeps all rows of its clusters."""
-    _, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+def shared_units(units: Sequence | np.ndarray | None) -> np.ndarray | None:
+    """``units`` as an array when some unit holds more than one row, else None (the plain row bootstrap).
+
+    Drawing single-row units one by one is the row bootstrap, but with other
+    random draws; callers pass this to ``bootstrap_many(units=...)`` so that
+    rows without partners are resampled exactly as rows always were.
+    """
+    if units is None:
+        return None
+    u = np.asarray(list(units))
+    return u if len(u) and len(np.unique(u)) < len(u) else None
+
+
+def _unit_indices(units, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Resample whole units with replacement; each resample keeps all rows of its units."""
+    _, inverse = np.unique(np.asarray(units), return_inverse=True)
     members = [np.flatnonzero(inverse == c) for c in range(inverse.max() + 1)]
     picks = rng.integers(0, len(members), size=(n_resamples, len(members)))
     return [np.concatenate([members[c] for c in row]) for row in picks]
@@ -84,6 +98,7 @@ def bootstrap_many(
     confidence: float = 0.95,
     seed: int | None = 0,
     strata=None,
+    units=None,
     clusters=None,
 ) -> dict[str, Interval]:
     """Percentile bootstrap of a statistic that returns several named numbers.
@@ -100,10 +115,13 @@ def bootstrap_many(
     strata
         Optional row labels; rows are resampled within each stratum so that
         every resample keeps the strata sizes.
+    units
+        Optional resampling unit per row (rows that belong together: two
+        answers to one question, ``ScoreRecord.unit``); whole units are
+        resampled, so intervals on paired data are not too narrow. Not
+        combined with ``strata``.
     clusters
-        Optional row labels of rows that belong together (two answers to one
-        question); whole clusters are resampled, so intervals on paired data
-        are not too narrow. Not combined with ``strata``.
+        Deprecated name of ``units`` (warns; removed in the next release).
 
     Returns
     -------
@@ -112,6 +130,7 @@ def bootstrap_many(
         when fewer than half are usable the interval is nan.
     """
     _check(n_resamples, confidence)
+    units = renamed_keyword(units, clusters, old="clusters", new="units", where="bootstrap_many")
     arrays = [np.asarray(a) for a in arrays]
     n = len(arrays[0])
     with warnings.catch_warnings():
@@ -120,10 +139,10 @@ def bootstrap_many(
     if n == 0:
         return {k: Interval(float(v), math.nan, math.nan, confidence) for k, v in point.items()}
     rng = np.random.default_rng(seed)
-    if clusters is not None and strata is not None:
-        raise JudgelabError("bootstrap_many takes strata or clusters, not both.")
-    if clusters is not None:
-        idx = _cluster_indices(clusters, n_resamples, rng)
+    if units is not None and strata is not None:
+        raise JudgelabError("bootstrap_many takes strata or units, not both.")
+    if units is not None:
+        idx = _unit_indices(units, n_resamples, rng)
     else:
         idx = _resample_indices(n, n_resamples, rng, strata)
     draws: dict[str, list[float]] = {k: [] for k in point}
@@ -182,8 +201,8 @@ def paired_difference(
     For two judges (or two runs) scored on the same rows: ``shared`` are the
     row arrays both use (e.g. the labels), ``a`` and ``b`` each side's (e.g.
     the scores). Rows are resampled once for both sides; rows sharing a unit
-    (``units``: ``meta["pair"]``) are resampled as a whole when any unit holds
-    more than one row.
+    (``units``: ``ScoreRecord.unit``) are resampled as a whole when any unit
+    holds more than one row.
     """
     k_shared, k_a = len(shared), len(a)
 
@@ -191,12 +210,8 @@ def paired_difference(
         s, x, y = arrays[:k_shared], arrays[k_shared:k_shared + k_a], arrays[k_shared + k_a:]
         return {"d": statistic(*s, *y) - statistic(*s, *x)}
 
-    clusters = None
-    if units is not None:
-        units = np.asarray(units)
-        clusters = units if len(set(units.tolist())) < len(units) else None
     return bootstrap_many(stat, [*shared, *a, *b], n_resamples=n_resamples, seed=seed, confidence=confidence,
-                          clusters=clusters)["d"]
+                          units=shared_units(units))["d"]
 
 
 def unpaired_difference(
@@ -213,18 +228,18 @@ def unpaired_difference(
 
     The rows of ``a`` are drawn first, then those of ``b``, from one seeded
     generator; resamples where the difference is nan are left out. ``units``
-    (``(units_a, units_b)``, e.g. ``meta["pair"]`` groups) makes each side
-    draw its rows of one unit together.
+    (``(units_a, units_b)``, each side's ``ScoreRecord.unit``) makes each
+    side draw its rows of one unit together.
     """
     rng = np.random.default_rng(seed)
 
-    def draws(arrays, groups):
+    def draws(arrays, side_units):
         arrays = [np.asarray(x) for x in arrays]
         point = statistic(*arrays)
-        if groups is None:
+        if side_units is None:
             idx = rng.integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
         else:
-            idx = _cluster_indices(groups, n_resamples, rng)
+            idx = _unit_indices(side_units, n_resamples, rng)
         return point, np.array([statistic(*(x[i] for x in arrays)) for i in idx], dtype=float)
 
     ua, ub = units if units is not None else (None, None)

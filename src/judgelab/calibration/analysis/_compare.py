@@ -14,7 +14,7 @@ import numpy as np
 
 from judgelab.calibration.analysis._bootstrap import Interval
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
-from judgelab.calibration.analysis._pairing import PairResampling, grouped_bootstrap, pair_groups
+from judgelab.calibration.analysis._pairing import PairResampling, pair_units, unit_bootstrap
 from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import DataError
 
@@ -65,7 +65,7 @@ class Comparison:
     only_a: int
     only_b: int
     resampling: PairResampling = field(default_factory=lambda: PairResampling(0, 0))
-    """How the bootstrap drew the rows (``meta.pair`` groups together)."""
+    """How the bootstrap drew the rows (rows of one unit together)."""
 
     def to_dict(self) -> dict:
         def num(x):
@@ -104,7 +104,7 @@ def compare_runs(
         Each judge's decision threshold.
     n_resamples, seed
         Paired bootstrap settings: both judges' scores of a row are drawn
-        together, and so are rows of one ``meta["pair"]`` group (in either run).
+        together, and so are rows of one unit (``ScoreRecord.unit``, in either run).
 
     Raises
     ------
@@ -128,8 +128,8 @@ def compare_runs(
         mb = fast_binary_metrics(y, sb, threshold_b)
         return {k: mb[k] - ma[k] for k in COMPARED}
 
-    groups = pair_groups([a[i].fold_key for i in ids], [b[i].fold_key for i in ids])
-    d, how = grouped_bootstrap(diff, [y, sa, sb], groups, n_resamples=n_resamples, seed=seed)
+    units = pair_units([a[i].unit for i in ids], [b[i].unit for i in ids])
+    d, how = unit_bootstrap(diff, [y, sa, sb], units, n_resamples=n_resamples, seed=seed)
     correct_a = (sa >= threshold_a) == (y == 1)
     correct_b = (sb >= threshold_b) == (y == 1)
     mb_, mc_, p = mcnemar_test(correct_a, correct_b)

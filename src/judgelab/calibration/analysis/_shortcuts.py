@@ -3,7 +3,7 @@
 A fact-check set teaches (or measures) reading the document only if the label
 cannot be predicted from the claim alone, or from the document's length. The
 claim-only baseline is a bag-of-words logistic regression on the claim (TF-IDF
-of words and word pairs), scored out of fold with whole ``fold_group`` groups,
+of words and word pairs), scored out of fold with whole units (``LabelledRow.unit``),
 and every copy of an identical claim, held out together; the length baselines score a row by its document's or its
 claim's length in words. Each AUROC has a bootstrap interval; a set is free of
 these shortcuts when every interval includes 0.5 or lies close to it.
@@ -44,7 +44,7 @@ def _auroc(y: np.ndarray, s: np.ndarray) -> float:
 
 
 def _folds(rows: Sequence[LabelledRow]) -> list[int]:
-    """Fold units joining rows that share a ``fold_group`` or an identical claim (union-find).
+    """Fold units joining rows that share a unit (``LabelledRow.unit``) or an identical claim (union-find).
 
     A claim that appears with both labels (over different documents, as in
     deletion-made sets) must not be learned in one fold and tested in another.
@@ -59,7 +59,7 @@ def _folds(rows: Sequence[LabelledRow]) -> list[int]:
 
     first: dict[tuple[str, str], int] = {}
     for i, r in enumerate(rows):
-        for key in (("group", r.fold_group), ("claim", " ".join(r.response.lower().split()))):
+        for key in (("unit", r.unit), ("claim", " ".join(r.response.lower().split()))):
             if key in first:
                 parent[find(i)] = find(first[key])
             else:
@@ -73,10 +73,10 @@ def _claim_only_scores(rows: Sequence[LabelledRow], y: np.ndarray, folds: int, s
     from sklearn.model_selection import GroupKFold
 
     texts = [r.response for r in rows]
-    groups = _folds(rows)
+    units = _folds(rows)
     scores = np.zeros(len(rows))
-    splitter = GroupKFold(n_splits=min(folds, len(set(groups))), shuffle=True, random_state=seed)
-    for train, test in splitter.split(texts, y, groups):
+    splitter = GroupKFold(n_splits=min(folds, len(set(units))), shuffle=True, random_state=seed)
+    for train, test in splitter.split(texts, y, units):
         if len(set(y[train].tolist())) < 2:
             scores[test] = 0.5
             continue
@@ -94,12 +94,12 @@ def shortcut_baselines(rows: Sequence[LabelledRow], *, folds: int = 5, seed: int
     Raises
     ------
     DataError
-        When the rows have one class or fewer than ``2 * folds`` groups.
+        When the rows have one class or fewer than ``2 * folds`` units.
     """
     rows = [r for r in rows if r.task == "fact-check"]
     y = np.array([r.label for r in rows])
     if len(set(y.tolist())) < 2 or len(set(_folds(rows))) < 2 * folds:
-        raise DataError(f"A shortcut check needs fact-check rows of both labels in at least {2 * folds} groups "
+        raise DataError(f"A shortcut check needs fact-check rows of both labels in at least {2 * folds} units "
                         f"(got {len(rows)} rows, labels {sorted(set(y.tolist()))}).")
     claim = _claim_only_scores(rows, y, folds, seed)
     doc_len = np.array([sum(len(d.split()) for d in r.documents) for r in rows], dtype=float)

@@ -1,7 +1,7 @@
 """Held-out rows: a dev/test split when the records carry one, else cross-validation folds over units.
 
-A unit is a set of rows that belong together (``meta["pair"]``, read as
-``LabelledRow.fold_group`` and ``ScoreRecord.fold_key``): its rows always land
+A unit is a set of rows that belong together (``LabelledRow.unit`` and
+``ScoreRecord.unit``, from the file's ``meta["pair"]``): its rows always land
 on the same side, so nothing is tuned on the twin of a held-out row.
 """
 
@@ -11,33 +11,41 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SplitPlan", "group_folds", "split_plan"]
+from judgelab.calibration.data import warn_renamed
+
+__all__ = ["SplitPlan", "group_folds", "split_plan", "unit_folds"]
 
 
-def group_folds(y: np.ndarray, groups: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
+def unit_folds(y: np.ndarray, units: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
     """Test-row indices of each cross-validation fold, or None when there are too few rows.
 
-    Rows that share a group (a unit: ``ScoreRecord.fold_key``, i.e. ``meta["pair"]``) always land in the
-    same fold, so a threshold is never tuned on the twin of a held-out row.
-    Folds are stratified by label. ``k`` is capped by the number of groups
+    Rows that share a unit (``ScoreRecord.unit``) always land in the same
+    fold, so a threshold is never tuned on the twin of a held-out row.
+    Folds are stratified by label. ``k`` is capped by the number of units
     holding each class; below 2 there is no cross-validation (``None``).
-    When every group is a single row this is plain ``StratifiedKFold``.
+    When every unit is a single row this is plain ``StratifiedKFold``.
     """
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-    groups = np.asarray(groups)
-    k = min(k, len(set(groups[y == 0])), len(set(groups[y == 1])))
+    units = np.asarray(units)
+    k = min(k, len(set(units[y == 0])), len(set(units[y == 1])))
     if k < 2:
         return None
     random_state = 0 if seed is None else seed
-    if len(set(groups)) == len(groups):
+    if len(set(units)) == len(units):
         splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
         folds = [test for _, test in splitter.split(np.zeros(len(y)), y)]
     else:
         splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=random_state)
-        folds = [test for _, test in splitter.split(np.zeros(len(y)), y, groups)]
+        folds = [test for _, test in splitter.split(np.zeros(len(y)), y, units)]
     folds = [f for f in folds if len(f)]
     return folds if len(folds) >= 2 else None
+
+
+def group_folds(y: np.ndarray, groups: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
+    """Deprecated name of ``unit_folds`` (warns; removed in the next release)."""
+    warn_renamed("group_folds", "unit_folds", "judgelab.calibration.analysis")
+    return unit_folds(y, groups, k, seed)
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ def split_plan(y: np.ndarray, splits: np.ndarray, units: np.ndarray, k_folds: in
         return SplitPlan("split", "threshold tuned on the dev split, measured on the test split",
                          splits == "dev", splits == "test")
     everything = np.ones(len(y), dtype=bool)
-    folds = group_folds(y, units, k_folds, seed)
+    folds = unit_folds(y, units, k_folds, seed)
     if folds is None:
         return SplitPlan("in-sample", "too few rows of a class for cross-validation", everything, everything)
     note = f"{len(folds)}-fold cross-validation; the shipped threshold is tuned on all rows"

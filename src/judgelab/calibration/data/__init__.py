@@ -32,6 +32,7 @@ from judgelab.calibration.data._records import (
     read_scores,
     row_hash,
 )
+from judgelab.calibration.data._renamed import renamed_keyword, warn_renamed
 from judgelab.calibration.data._row_changes import (
     PARTS,
     RowChanges,
@@ -122,10 +123,12 @@ __all__ = [
     "load_rows",
     "read_metrics",
     "read_scores",
+    "renamed_keyword",
     "resolve_set",
     "row_changes",
     "row_hash",
     "rows_by_task",
+    "warn_renamed",
     "write_metrics",
     "write_rows",
 ]

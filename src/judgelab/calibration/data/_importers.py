@@ -267,7 +267,7 @@ def import_summedits(path: str | Path, *, domains: str | list[str] | None = None
     ``"0"`` = 0. The document is the evidence and the summary the response;
     the domain is the ``group``; the edits of one original summary (ids
     sharing a stem, ``STEM_og``, ``STEM_0``, ...) share ``meta["pair"]`` so
-    that they stay in one fold and one bootstrap cluster. ``domains`` keeps
+    that they form one unit (one fold, resampled together). ``domains`` keeps
     only those domains (a comma-separated string or a list).
     """
     path = Path(path)

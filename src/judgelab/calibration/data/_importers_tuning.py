@@ -2,8 +2,9 @@
 
 Each reads its authors' files unchanged and binarises them the usual way
 (see each docstring). Rows over one document (or one premise) share
-``meta["pair"]``, so that held-out splits and bootstrap clusters keep them
-together: the same document never sits on both sides of a split.
+``meta["pair"]`` (one resampling unit, ``LabelledRow.unit``), so that held-out
+splits and bootstrap resamples keep them together: the same document never sits
+on both sides of a split.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from judgelab.calibration.data._renamed import warn_renamed
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import DataError
 
@@ -27,10 +28,12 @@ class ScoreRecord(BaseModel):
     for this row; such rows are left out of the analysis and counted, never
     silently scored as a failure.
 
-    ``fold_group`` is the row's ``LabelledRow.fold_group`` (``meta["pair"]``
-    or the id): cross-validation keeps records of one group in one fold.
-    Records written before the field existed lack it; ``fold_key`` then
-    falls back to the id.
+    ``unit`` is the row's resampling unit, ``LabelledRow.unit``
+    (``meta["pair"]`` or the id): cross-validation keeps records of one unit
+    in one fold and bootstraps draw them together. The file stores it under
+    the key ``fold_group`` (``model_dump(by_alias=True)`` writes that key;
+    both names are read). Records written before the key existed lack it;
+    their unit is then their id.
 
     ``row_hash`` (``row_hash(row)``), ``spec_hash`` and ``evaluator_hash``
     say what was scored and by which judge: a resumed run reuses a record
@@ -51,7 +54,7 @@ class ScoreRecord(BaseModel):
     before the field existed lack it.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     id: str
     task: str
@@ -59,7 +62,7 @@ class ScoreRecord(BaseModel):
     group: str | None = None
     generator: str | None = None
     split: str | None = None
-    fold_group: str | None = None
+    unit: str = Field(default="", alias="fold_group")
     probabilities: dict[str, float] | None = None
     score: float | None = None
     raw_score: float | None = None
@@ -85,10 +88,25 @@ class ScoreRecord(BaseModel):
     def ok(self) -> bool:
         return self.score is not None and not math.isnan(self.score)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _own_unit_by_default(cls, data: Any) -> Any:
+        # records from before the ``fold_group`` key existed (or without a unit): the row is its own unit
+        if isinstance(data, dict) and not (data.get("fold_group") or data.get("unit")) and data.get("id"):
+            return {**data, "fold_group": data["id"]}
+        return data
+
     @property
     def fold_key(self) -> str:
-        """The cross-validation group: ``fold_group``, or the id for old records without it."""
-        return self.fold_group if self.fold_group else self.id
+        """Deprecated name of ``unit`` (removed in the next release)."""
+        warn_renamed("fold_key", "unit", "ScoreRecord")
+        return self.unit
+
+    @property
+    def fold_group(self) -> str:
+        """Deprecated name of ``unit`` (removed in the next release; ``fold_group`` stays the file's key)."""
+        warn_renamed("fold_group", "unit", "ScoreRecord")
+        return self.unit
 
 
 def judge_values(records: Iterable[ScoreRecord], field: str) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from judgelab.calibration.data._renamed import warn_renamed
 from judgelab.errors import DataError
 from judgelab.textfiles import read_text
 from judgelab.evaluators import Document, EvaluationRequest
@@ -32,8 +33,9 @@ class LabelledRow(BaseModel):
     query, ``documents`` the context and ``response`` the answer.
 
     Rows that belong together (for example the right and the hallucinated
-    answer to one question) share ``meta["pair"]``; cross-validation keeps
-    them in one fold (see ``fold_group``).
+    answer to one question) share ``meta["pair"]`` in the file; they form
+    one resampling *unit* (see ``unit``) that cross-validation keeps in one
+    fold and the bootstrap draws as a whole.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -60,14 +62,23 @@ class LabelledRow(BaseModel):
         return value
 
     @property
-    def fold_group(self) -> str:
-        """The key that keeps related rows in one cross-validation fold.
+    def unit(self) -> str:
+        """The row's resampling unit: rows of one unit stay in one fold and are resampled together.
 
-        ``meta["pair"]`` (as a string) when the row sets it, otherwise the
-        row's ``id``, so that a row without a pair is a group of its own.
+        This is the one place that reads the file field ``meta["pair"]``:
+        the unit is ``meta["pair"]`` (as a string) when the row sets it,
+        otherwise the row's ``id``, so that a row without a pair is a unit of
+        its own. Everything downstream (``ScoreRecord.unit``, folds,
+        bootstraps, policies) uses this value.
         """
         pair = self.meta.get("pair")
         return self.id if pair is None or pair == "" else str(pair)
+
+    @property
+    def fold_group(self) -> str:
+        """Deprecated name of ``unit`` (removed in the next release)."""
+        warn_renamed("fold_group", "unit", "LabelledRow")
+        return self.unit
 
     def to_request(self) -> EvaluationRequest:
         """The ``EvaluationRequest`` a fact-check or relevancy evaluator judges."""

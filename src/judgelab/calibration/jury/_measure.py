@@ -5,7 +5,7 @@ scores with the ``Jury`` evaluator's own rule (``combine_scores``), so a
 jury is measured without scoring anything again. It measures AUROC,
 balanced accuracy and ECE of the jury and of every member, the paired
 bootstrap interval of each difference (jury minus member, rows resampled
-together, pairs of rows as clusters), Fleiss' kappa of the members'
+together, rows of one unit drawn as one), Fleiss' kappa of the members'
 verdicts, and self-preference (``self_preference``) of every judge towards
 every member's family, on sets whose rows name their generator (FaithBench).
 """
@@ -124,10 +124,10 @@ def measure_jury(member_records: Sequence[Sequence[ScoreRecord]], *, combine: st
     y = al.labels
     metrics = {"jury": _metrics(y, jury, jury_passed)}
     metrics.update({n: _metrics(y, al.scores[k], passed[k]) for k, n in enumerate(names)})
-    clusters = al.units if len(set(al.units)) < len(al.units) else None
+    units = al.units if len(set(al.units)) < len(al.units) else None
     differences = {
         n: bootstrap_many(_difference, [y, jury, jury_passed.astype(float), al.scores[k], passed[k].astype(float)],
-                          n_resamples=n_resamples, seed=seed, clusters=clusters)
+                          n_resamples=n_resamples, seed=seed, units=units)
         for k, n in enumerate(names)
     }
     gens = [r.generator for r in al.records[0]]

@@ -84,7 +84,7 @@ def aligned_stages(stage_records: Sequence[Sequence[ScoreRecord]], names: Sequen
         raise DataError("No row was scored successfully by every stage; no cascade can be fitted.")
     scores = np.array([[by_stage[k][i].score for i in ids] for k in range(len(by_stage))], dtype=float)
     labels = np.array([first[i].label for i in ids], dtype=int)
-    units = np.array([first[i].fold_key for i in ids])
+    units = np.array([first[i].unit for i in ids])
     splits = np.array([first[i].split or "" for i in ids])
     return StageRows(scores, labels, units, splits, ids, [[s[i] for i in ids] for s in by_stage], str(task),
                      len(first) - len(ids))

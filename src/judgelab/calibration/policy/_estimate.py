@@ -17,8 +17,9 @@ known. With ``N`` traffic rows and ``n`` labelled rows, the CLT interval is
 
 valid (asymptotically) whenever the labelled rows are a random sample of the
 same traffic, whatever the judge's quality; a better judge only narrows it.
-Rows that belong together (``meta["pair"]``) can make the plain variance
-too small; give ``clusters`` and cluster-robust variances are used instead.
+Rows that belong together (one unit, ``ScoreRecord.unit``) can make the plain
+variance too small; give ``units_labelled`` / ``units_unlabelled`` and
+unit-robust (cluster-robust) variances are used instead.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgelab.calibration.analysis import Interval
-from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.data import ScoreRecord, renamed_keyword
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["PassRateEstimate", "estimate_pass_rate", "ppi_mean_interval"]
@@ -61,19 +62,20 @@ def _z(confidence: float) -> float:
     return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
-def _var_of_mean(x: np.ndarray, clusters: np.ndarray | None) -> float:
+def _var_of_mean(x: np.ndarray, units: np.ndarray | None) -> float:
     n = len(x)
     if n < 2:
         return math.nan
-    if clusters is None:
+    if units is None:
         return float(np.var(x, ddof=1) / n)
-    _, codes = np.unique(clusters, return_inverse=True)
+    _, codes = np.unique(units, return_inverse=True)
     sums = np.bincount(codes, x - x.mean())
     g = len(sums)
     return float((sums**2).sum() / n**2 * g / max(g - 1, 1))
 
 
 def ppi_mean_interval(y_labelled, f_labelled, f_unlabelled, *, confidence: float = 0.95,
+                      units_labelled=None, units_unlabelled=None,
                       clusters_labelled=None, clusters_unlabelled=None) -> Interval:
     """Prediction-powered interval for ``E[y]`` from predictions ``f`` (Angelopoulos et al., 2023).
 
@@ -85,9 +87,16 @@ def ppi_mean_interval(y_labelled, f_labelled, f_unlabelled, *, confidence: float
         Predictions on the unlabelled rows.
     confidence
         Interval level in (0, 1).
+    units_labelled, units_unlabelled
+        Optional unit per row (``ScoreRecord.unit``); rows of one unit count as one
+        sample (cluster-robust variance).
     clusters_labelled, clusters_unlabelled
-        Optional unit ids; rows of one unit are resampled as one (cluster-robust variance).
+        Deprecated names of ``units_labelled`` / ``units_unlabelled`` (warn; removed in the next release).
     """
+    units_labelled = renamed_keyword(units_labelled, clusters_labelled, old="clusters_labelled",
+                                     new="units_labelled", where="ppi_mean_interval")
+    units_unlabelled = renamed_keyword(units_unlabelled, clusters_unlabelled, old="clusters_unlabelled",
+                                       new="units_unlabelled", where="ppi_mean_interval")
     if not 0 < confidence < 1:
         raise JudgelabError(f"The 'confidence' parameter must be in (0, 1). Got {confidence!r} instead.")
     y = np.asarray(y_labelled, dtype=float)
@@ -100,16 +109,16 @@ def ppi_mean_interval(y_labelled, f_labelled, f_unlabelled, *, confidence: float
                         f"got {len(y)} and {len(fu)}.")
     rect = fl - y
     theta = float(fu.mean() - rect.mean())
-    cl = None if clusters_labelled is None else np.asarray(clusters_labelled)
-    cu = None if clusters_unlabelled is None else np.asarray(clusters_unlabelled)
-    se = math.sqrt(_var_of_mean(fu, cu) + _var_of_mean(rect, cl))
+    ul = None if units_labelled is None else np.asarray(units_labelled)
+    uu = None if units_unlabelled is None else np.asarray(units_unlabelled)
+    se = math.sqrt(_var_of_mean(fu, uu) + _var_of_mean(rect, ul))
     z = _z(confidence)
     return Interval(theta, max(0.0, theta - z * se), min(1.0, theta + z * se), confidence)
 
 
-def _wald(x: np.ndarray, confidence: float, clusters=None) -> Interval:
+def _wald(x: np.ndarray, confidence: float, units=None) -> Interval:
     m = float(x.mean()) if len(x) else math.nan
-    se = math.sqrt(_var_of_mean(x, clusters)) if len(x) > 1 else math.nan
+    se = math.sqrt(_var_of_mean(x, units)) if len(x) > 1 else math.nan
     z = _z(confidence)
     return Interval(m, max(0.0, m - z * se), min(1.0, m + z * se), confidence)
 
@@ -134,9 +143,9 @@ def estimate_pass_rate(labelled: Sequence[ScoreRecord], unlabelled: Sequence[Sco
     y = np.array([r.label for r in lab], dtype=float)
     fl = np.array([r.score >= threshold for r in lab], dtype=float)
     fu = np.array([r.score >= threshold for r in unl], dtype=float)
-    cl = np.array([r.fold_key for r in lab])
-    cu = np.array([r.fold_key for r in unl])
-    corrected = ppi_mean_interval(y, fl, fu, confidence=confidence, clusters_labelled=cl, clusters_unlabelled=cu)
-    return PassRateEstimate(corrected=corrected, naive=_wald(fu, confidence, cu), classical=_wald(y, confidence, cl),
+    ul = np.array([r.unit for r in lab])
+    uu = np.array([r.unit for r in unl])
+    corrected = ppi_mean_interval(y, fl, fu, confidence=confidence, units_labelled=ul, units_unlabelled=uu)
+    return PassRateEstimate(corrected=corrected, naive=_wald(fu, confidence, uu), classical=_wald(y, confidence, ul),
                             rectifier=float((fl - y).mean()), n_labelled=len(lab), n_unlabelled=len(unl),
                             threshold=float(threshold))

@@ -18,7 +18,7 @@ import numpy as np
 
 from judgelab.calibration.analysis import Agreement, agreement
 from judgelab.calibration.analysis import Resampling
-from judgelab.calibration.analysis import pair_groups
+from judgelab.calibration.analysis import pair_units
 from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import check_parameter
 
@@ -78,9 +78,9 @@ class GateFloors:
 
 
 def new_run_agreement(records: Sequence[ScoreRecord], threshold: float, resampling: Resampling) -> Agreement:
-    """Kappa, TPR and TNR of ``records`` at ``threshold``, rows of one pair group resampled together."""
+    """Kappa, TPR and TNR of ``records`` at ``threshold``, rows of one unit resampled together."""
     y = np.array([r.label for r in records], dtype=int)
     s = np.array([r.score for r in records], dtype=float)
-    groups = pair_groups([r.fold_key for r in records])
-    return agreement(y, s, threshold=threshold, groups=[str(g) for g in groups], rows="all (new run)",
+    units = pair_units([r.unit for r in records])
+    return agreement(y, s, threshold=threshold, units=[str(u) for u in units], rows="all (new run)",
                      n_resamples=resampling.n_resamples, seed=resampling.seed)

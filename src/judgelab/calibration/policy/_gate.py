@@ -15,7 +15,7 @@ any of:
    correctness under the baseline (its baseline label and score) against
    its correctness under the new set (its new label and score), so a row
    whose label, documents or response changed counts as what it is; rows of
-   one ``meta["pair"]`` group are drawn together. When some rows are in one
+   one unit (``ScoreRecord.unit``) are drawn together. When some rows are in one
    run only, an **unpaired** bootstrap of the whole runs (each resampled on
    its own) is run as well, and the output says how many rows it covered.
    With ``max_drop="auto"`` a test fails when its whole interval of
@@ -39,7 +39,7 @@ from judgelab.calibration._options import options_or_default
 from judgelab.calibration.analysis import Agreement
 from judgelab.calibration.analysis import Interval, Resampling, paired_difference, unpaired_difference
 from judgelab.calibration.analysis import fast_binary_metrics
-from judgelab.calibration.analysis import PairResampling, pair_groups
+from judgelab.calibration.analysis import PairResampling, pair_units
 from judgelab.calibration.data import ScoreRecord, judge_values
 from judgelab.calibration.data import RowChanges, row_changes
 from judgelab.calibration.policy._floors import GateFloors, new_run_agreement
@@ -215,30 +215,30 @@ def _metric(y: np.ndarray, s: np.ndarray, st: _Settings) -> float:
 
 def _paired_test(base: dict[str, ScoreRecord], new: dict[str, ScoreRecord], ids: Sequence[str],
                  st: _Settings) -> GateTest:
-    """Each shared id's correctness under the baseline against under the new set, groups drawn together."""
+    """Each shared id's correctness under the baseline against under the new set, units drawn together."""
     yb = np.array([base[i].label for i in ids])
     sb = np.array([base[i].score for i in ids], dtype=float)
     yn = np.array([new[i].label for i in ids])
     sn = np.array([new[i].score for i in ids], dtype=float)
-    groups = pair_groups([base[i].fold_key for i in ids], [new[i].fold_key for i in ids])
+    units = pair_units([base[i].unit for i in ids], [new[i].unit for i in ids])
     rs = st.resampling
-    d = paired_difference(lambda y, s: _metric(y, s, st), [], [yb, sb], [yn, sn], units=groups,
+    d = paired_difference(lambda y, s: _metric(y, s, st), [], [yb, sb], [yn, sn], units=units,
                           n_resamples=rs.n_resamples, confidence=rs.confidence, seed=rs.seed)
-    how = PairResampling(len(ids), len(np.unique(groups)))
+    how = PairResampling(len(ids), len(np.unique(units)))
     return GateTest("paired", d, _metric(yb, sb, st), _metric(yn, sn, st), len(ids), len(ids), how)
 
 
 def _unpaired_test(base: Sequence[ScoreRecord], new: Sequence[ScoreRecord], st: _Settings) -> GateTest:
-    """The whole runs, each resampled on its own (by its meta.pair groups)."""
+    """The whole runs, each resampled on its own (by its units)."""
 
     def side(recs):
-        groups = pair_groups([r.fold_key for r in recs])
+        units = pair_units([r.unit for r in recs])
         arrays = [np.array([r.label for r in recs]), np.array([r.score for r in recs], dtype=float)]
-        return arrays, groups, PairResampling(len(recs), len(np.unique(groups)))
+        return arrays, units, PairResampling(len(recs), len(np.unique(units)))
 
-    (ab, gb, hb), (an, gn, hn) = side(base), side(new)
+    (ab, ub, hb), (an, un, hn) = side(base), side(new)
     rs = st.resampling
-    iv = unpaired_difference(lambda y, s: _metric(y, s, st), ab, an, units=(gb, gn),
+    iv = unpaired_difference(lambda y, s: _metric(y, s, st), ab, an, units=(ub, un),
                              n_resamples=rs.n_resamples, confidence=rs.confidence, seed=rs.seed)
     return GateTest("unpaired", iv, _metric(*ab, st), _metric(*an, st), len(base), len(new), hb, hn)
 

@@ -5,7 +5,7 @@ dev/test split in the records the bands are fitted on ``dev`` and decide
 ``test``; otherwise k-fold cross-fitting over units (each fold's rows are
 decided by bands fitted on the other folds). Coverage, the risk and the
 error among decided rows (and for a cascade the cost per row and the share
-decided at each stage) come with 95% cluster-bootstrap intervals over units.
+decided at each stage) come with 95% bootstrap intervals that resample whole units.
 
 ``heldout_policy`` measures a two-threshold policy this way;
 ``heldout_cascade`` a cascade, and for comparison each stage alone with
@@ -86,7 +86,7 @@ def _row_cost(stage: np.ndarray, decided: np.ndarray, costs: np.ndarray) -> np.n
 def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk: Risk | None = "error",
                     costs: np.ndarray | None = None, n_resamples: int = 1000, seed: int | None = 0) -> dict[str, Any]:
     """Coverage, risk (unless ``risk`` is None: a cascade's risk is its error), error, and with ``costs`` the
-    cost per row and each stage's decided share, over the held-out rows, with cluster-bootstrap intervals."""
+    cost per row and each stage's decided share, over the held-out rows, with bootstrap intervals over whole units."""
     d, stage, yh, uh = rows.decisions[rows.held], rows.stage[rows.held], y[rows.held], units[rows.held]
     decided = d != "abstain"
     false_pass = ((d == "pass") & (yh == 0)).astype(float)
@@ -108,7 +108,7 @@ def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk
         return out
 
     ivs = bootstrap_many(stat, [decided.astype(float), bad, wrong, cost, *at], n_resamples=n_resamples, seed=seed,
-                         clusters=uh if len(set(uh)) < len(uh) else None)
+                         units=uh if len(set(uh)) < len(uh) else None)
     out: dict[str, Any] = {"n": int(rows.held.sum()), "decided": int(decided.sum())}
     for k, iv in ivs.items():
         out[k] = iv.to_dict()
@@ -136,7 +136,7 @@ def heldout_policy(
     _, ok = one_task(records)
     s = np.array([r.score for r in ok], dtype=float)
     y = np.array([r.label for r in ok], dtype=int)
-    units = np.array([r.fold_key for r in ok])
+    units = np.array([r.unit for r in ok])
     plan = heldout_plan(y, np.array([r.split or "" for r in ok]), units, k_folds=k_folds, seed=seed)
     if plan is None:
         return None

@@ -15,8 +15,8 @@ units are i.i.d. (exchangeable).
 The risk ``R`` is a ratio of expectations over units: with ``risk="error"``
 the share of wrong decisions among decided rows, with ``risk="false-pass"``
 the share of decided rows that were passed but should have failed. A unit
-is a set of rows that belong together (``meta["pair"]``, i.e.
-``ScoreRecord.fold_key``, e.g. the right and the hallucinated answer to one
+is a set of rows that belong together (``ScoreRecord.unit``, from the
+file's ``meta["pair"]``, e.g. the right and the hallucinated answer to one
 question); rows of one unit are not independent, so the unit is the sample:
 
 - all units single rows: conditional on the number of decided rows, the
@@ -95,8 +95,8 @@ def fit_policy(
     ----------
     records
         One task's scored records (``read_scores``); rows that failed to
-        score are left out. Rows sharing ``fold_key`` (``meta["pair"]``) are
-        one unit.
+        score are left out. Rows sharing ``unit`` (``meta["pair"]`` in the
+        file) are one unit.
     settings
         An ``LTTSettings`` (None: its defaults): ``alpha`` (the risk
         level), ``delta`` (the probability the guarantee may fail),
@@ -116,7 +116,7 @@ def fit_policy(
     """
     cfg = options_or_default(LTTSettings, settings, "fit_policy", name="settings", example="alpha=0.05")
     task, ok = one_task(records)
-    fit = fit_arrays([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok], cfg)
+    fit = fit_arrays([r.score for r in ok], [r.label for r in ok], [r.unit for r in ok], cfg)
     return _policy_from_fit(fit, ok, task, cfg, set_name)
 
 

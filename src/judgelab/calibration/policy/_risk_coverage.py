@@ -16,7 +16,7 @@ __all__ = ["risk_coverage_curve"]
 def risk_coverage_curve(records: Sequence[ScoreRecord], *, risk: str = "error", n_levels: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """For coverage levels 1/n_levels..1, the lowest in-sample risk of any (lower, upper) pair deciding at least that share."""
     ok = [r for r in records if r.ok]
-    d = _as_units([r.score for r in ok], [r.label for r in ok], [r.fold_key for r in ok])
+    d = _as_units([r.score for r in ok], [r.label for r in ok], [r.unit for r in ok])
     g = _grid(d.s, 128)
     st = _pair_stats(d, g, risk)
     tri = np.triu(np.ones((len(g), len(g)), dtype=bool))

@@ -2,7 +2,7 @@
 
 ``write_cascade_report`` writes ``heldout_cascade``'s numbers (coverage,
 error among decided rows, cost per row and the share decided at each
-stage, with cluster-bootstrap intervals): ``cascade_report`` puts them in a
+stage, with bootstrap intervals over whole units): ``cascade_report`` puts them in a
 ``Report``, written as ``cascade.md`` with a plot (``cascade.png``).
 """
 

@@ -52,7 +52,7 @@ def attack_table(
         for r in rows:
             c, q = ok_score(clean.get(r.id)), ok_score(perturbed.get(f"{r.id}~{p.key}"))
             if c is not None and q is not None:
-                pairs.append(({"label": r.label, "cluster": r.fold_group}, float(c), float(q)))
+                pairs.append(({"label": r.label, "unit": r.unit}, float(c), float(q)))
         if pairs:
             out.append(attack_stats(pairs, threshold=threshold, key=p.key, family=p.family, kind=p.kind,
                                     n_resamples=n_resamples, seed=seed))
@@ -64,7 +64,7 @@ def pooled_flip(
     after: tuple[Mapping[str, ScoreRecord], Mapping[str, ScoreRecord], float], n_resamples: int, seed: int | None,
 ) -> dict[str, Interval]:
     """Pooled dangerous flip rate over all attacks, before and after, paired by row."""
-    cols: dict[str, list] = {k: [] for k in ("cb", "pb", "ca", "pa", "y", "g")}
+    cols: dict[str, list] = {k: [] for k in ("cb", "pb", "ca", "pa", "y", "unit")}
     for r in rows:
         for p in attacks:
             recs = [before[0].get(r.id), before[1].get(f"{r.id}~{p.key}"), after[0].get(r.id), after[1].get(f"{r.id}~{p.key}")]
@@ -76,7 +76,7 @@ def pooled_flip(
             cols["ca"].append(scores[2] >= after[2])
             cols["pa"].append(scores[3] >= after[2])
             cols["y"].append(r.label)
-            cols["g"].append(r.fold_group)
+            cols["unit"].append(r.unit)
 
     def rate(y: np.ndarray, c: np.ndarray, p: np.ndarray) -> float:
         m = (y == 0) & ~c
@@ -88,8 +88,8 @@ def pooled_flip(
 
     arrays = [np.asarray(cols[k]) for k in ("y", "cb", "pb", "ca", "pa")]
     arrays = [a.astype(bool) if i else a.astype(int) for i, a in enumerate(arrays)]
-    groups = np.asarray(cols["g"])
-    return bootstrap_many(stat, arrays, n_resamples=n_resamples, seed=seed, clusters=groups if len(groups) else None)
+    units = np.asarray(cols["unit"])
+    return bootstrap_many(stat, arrays, n_resamples=n_resamples, seed=seed, units=units if len(units) else None)
 
 
 def consistency_table(
@@ -102,7 +102,7 @@ def consistency_table(
         for r in rows:
             q, nq = ok_score(recs.get(f"{r.id}~noul-q")), ok_score(recs.get(f"{r.id}~noul-not-q"))
             if q is not None and nq is not None:
-                items.append((r.fold_group, float(q), float(nq)))
+                items.append((r.unit, float(q), float(nq)))
         if items:
             out.append(noul_stats(items, n_resamples=n_resamples, seed=seed))
     choice_keys = [k for k in probes if k.startswith("choice-")]
@@ -115,7 +115,7 @@ def consistency_table(
                 if rec is not None and rec.ok and rec.probabilities:
                     answers.append((tuple(int(c) for c in k.split("-", 1)[1]), dict(rec.probabilities)))
             if len(answers) >= 2:
-                items_c.append((r.fold_group, answers))
+                items_c.append((r.unit, answers))
         if items_c:
             out.append(choice_stats(items_c, labels=list(CHOICE_OPTIONS), n_resamples=n_resamples, seed=seed))
     para_keys = [k for k in probes if k.startswith("paraphrase-")]
@@ -125,7 +125,7 @@ def consistency_table(
             ps = [clean.get(r.id)] + [recs.get(f"{r.id}~{k}") for k in para_keys]
             scores = [s for s in map(ok_score, ps) if s is not None]
             if len(scores) == len(ps):
-                items_p.append((r.fold_group, [float(s) for s in scores]))
+                items_p.append((r.unit, [float(s) for s in scores]))
         if items_p:
             out.append(paraphrase_stats(items_p, threshold=threshold, n_resamples=n_resamples, seed=seed))
     return out

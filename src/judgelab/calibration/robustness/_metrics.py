@@ -1,7 +1,7 @@
-"""Stress metrics: flip rates, consistency and label mass, with cluster bootstrap intervals.
+"""Stress metrics: flip rates, consistency and label mass, with bootstrap intervals over units.
 
-Every interval resamples whole clusters (``fold_group``: ``meta["pair"]`` or
-the row id) with ``bootstrap_many``, as the rest of the calibration suite does,
+Every interval resamples whole units (``LabelledRow.unit``: ``meta["pair"]``
+or the row id) with ``bootstrap_many``, as the rest of the calibration suite does,
 so edits of one summary or the two answers to one question move together.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis import Interval, bootstrap_many
+from judgelab.calibration.analysis import Interval, bootstrap_many, shared_units
 
 __all__ = [
     "AttackStats",
@@ -30,11 +30,6 @@ __all__ = [
 
 def _nanmean(x: np.ndarray) -> float:
     return float(np.mean(x)) if len(x) else math.nan
-
-
-def _clusters(groups: Sequence[str]) -> np.ndarray | None:
-    g = np.asarray(list(groups))
-    return g if len(g) and len(np.unique(g)) < len(g) else None
 
 
 @dataclass(frozen=True)
@@ -96,7 +91,7 @@ def attack_stats(
     ----------
     pairs
         ``(row facts, clean score, perturbed score)`` per row; the facts need
-        ``label`` and ``cluster``.
+        ``label`` and ``unit``.
     threshold
         The shipped threshold: a score at or above it passes.
     key, family, kind
@@ -107,9 +102,9 @@ def attack_stats(
     y = np.array([int(f["label"]) for f, _, _ in pairs], dtype=int)
     c = np.array([s for _, s, _ in pairs], dtype=float)
     p = np.array([s for _, _, s in pairs], dtype=float)
-    clusters = [str(f["cluster"]) for f, _, _ in pairs]
+    units = [str(f["unit"]) for f, _, _ in pairs]
     cp, pp, dp = c >= threshold, p >= threshold, p - c
-    res = bootstrap_many(_flip_stat, [y, cp, pp, dp], n_resamples=n_resamples, seed=seed, clusters=_clusters(clusters))
+    res = bootstrap_many(_flip_stat, [y, cp, pp, dp], n_resamples=n_resamples, seed=seed, units=shared_units(units))
     return AttackStats(
         key=key, family=family, kind=kind, n=len(y),
         n_fail=int(((y == 0) & ~cp).sum()), n_pass=int(((y == 1) & cp).sum()),
@@ -139,18 +134,18 @@ class ConsistencyStats:
                 "extra": {k: v.to_dict() for k, v in self.extra.items()}, "description": self.description}
 
 
-def _mean_stats(columns: Mapping[str, np.ndarray], clusters: Sequence[str], n_resamples: int, seed: int | None) -> dict[str, Interval]:
+def _mean_stats(columns: Mapping[str, np.ndarray], units: Sequence[str], n_resamples: int, seed: int | None) -> dict[str, Interval]:
     names = list(columns)
 
     def stat(*arrays: np.ndarray) -> dict[str, float]:
         return {k: _nanmean(a) for k, a in zip(names, arrays)}
 
     return bootstrap_many(stat, [np.asarray(columns[k], dtype=float) for k in names],
-                          n_resamples=n_resamples, seed=seed, clusters=_clusters(clusters))
+                          n_resamples=n_resamples, seed=seed, units=shared_units(units))
 
 
 def noul_stats(rows: Sequence[tuple[str, float, float]], *, n_resamples: int = 1000, seed: int | None = 0) -> ConsistencyStats:
-    """``(cluster, P(yes | Q), P(yes | not Q))`` per row -> mean |P(Q) + P(not Q) - 1|."""
+    """``(unit, P(yes | Q), P(yes | not Q))`` per row -> mean |P(Q) + P(not Q) - 1|."""
     q = np.array([r[1] for r in rows], dtype=float)
     nq = np.array([r[2] for r in rows], dtype=float)
     res = _mean_stats({"gap": np.abs(q + nq - 1), "signed": q + nq - 1}, [r[0] for r in rows], n_resamples, seed)
@@ -173,7 +168,7 @@ def choice_stats(
     n_resamples: int = 1000,
     seed: int | None = 0,
 ) -> ConsistencyStats:
-    """``(cluster, [(order, {option: P})...])`` per row -> mean largest TV distance across orders.
+    """``(unit, [(order, {option: P})...])`` per row -> mean largest TV distance across orders.
 
     ``labels`` are the options in canonical order; ``order[0]`` is the
     canonical index of the option shown first. Also reports the position
@@ -197,7 +192,7 @@ def choice_stats(
 def paraphrase_stats(
     rows: Sequence[tuple[str, Sequence[float]]], *, threshold: float, n_resamples: int = 1000, seed: int | None = 0
 ) -> ConsistencyStats:
-    """``(cluster, [P under each instruction wording])`` per row -> mean spread (max - min) of P."""
+    """``(unit, [P under each instruction wording])`` per row -> mean spread (max - min) of P."""
     spread = np.array([max(ps) - min(ps) for _, ps in rows], dtype=float)
     disagree = np.array([float(len({p >= threshold for p in ps}) > 1) for _, ps in rows], dtype=float)
     res = _mean_stats({"spread": spread, "disagree": disagree}, [r[0] for r in rows], n_resamples, seed)
@@ -238,7 +233,7 @@ def label_mass_stats(
     n_resamples: int = 1000,
     seed: int | None = 0,
 ) -> LabelMassStats:
-    """``(cluster, label mass, verdict correct)`` per row -> distribution and accuracy by mass.
+    """``(unit, label mass, verdict correct)`` per row -> distribution and accuracy by mass.
 
     ``low_mass`` is the cut below which an answer is low-mass; ``None`` takes
     the run's own lowest quarter (a small base model can put only a few
@@ -255,7 +250,7 @@ def label_mass_stats(
         a_hi = _nanmean(ok[~low]) if (~low).any() else math.nan
         return {"low": a_lo, "high": a_hi, "diff": a_hi - a_lo}
 
-    res = bootstrap_many(stat, [m, ok], n_resamples=n_resamples, seed=seed, clusters=_clusters([r[0] for r in rows]))
+    res = bootstrap_many(stat, [m, ok], n_resamples=n_resamples, seed=seed, units=shared_units([r[0] for r in rows]))
     qs = {f"p{int(q * 100)}": float(np.quantile(m, q)) for q in (0.05, 0.25, 0.5, 0.75, 0.95)} if len(m) else {}
     return LabelMassStats(len(m), low_mass, qs, int((m <= low_mass).sum()), res["low"], res["high"], res["diff"],
                           tuple(float(x) for x in m))

@@ -236,8 +236,8 @@ def perturb_rows(
     """Perturbed copies of ``rows``, one per (row, perturbation) that applies.
 
     A copy's id is ``"{id}~{key}"``; it keeps the label, split and group, its
-    ``meta["pair"]`` is the original's ``fold_group`` (so the bootstrap
-    resamples it with its original) and ``meta["stress"]`` names the original
+    ``meta["pair"]`` is the original's ``unit`` (so the copy is in the
+    original's unit and the bootstrap resamples it with its original) and ``meta["stress"]`` names the original
     and the perturbation. The same ``seed`` gives the same rows.
     """
     out: list[LabelledRow] = []
@@ -247,7 +247,7 @@ def perturb_rows(
             new = p.apply(row, layout, rng)
             if new is None:
                 continue
-            meta = {**row.meta, "pair": row.fold_group,
+            meta = {**row.meta, "pair": row.unit,
                     "stress": {"of": row.id, "perturbation": p.key, "kind": p.kind, "family": p.family}}
             out.append(new.model_copy(update={"id": f"{row.id}~{p.key}", "meta": meta}))
     return out

@@ -262,7 +262,7 @@ def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Any, threshold
     for r in rows:
         rec = by.get(f"{r.id}~label-mass")
         if rec is not None and rec.score is not None and rec.ok and rec.label_mass is not None:
-            items.append((r.fold_group, float(rec.label_mass), (rec.score >= threshold) == bool(r.label)))
+            items.append((r.unit, float(rec.label_mass), (rec.score >= threshold) == bool(r.label)))
     if not items:
         return None
     return label_mass_stats(items, low_mass=cfg.o.low_mass, n_resamples=cfg.o.n_resamples, seed=cfg.o.seed)

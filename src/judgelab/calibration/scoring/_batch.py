@@ -55,7 +55,7 @@ def _record(
         group=row.group,
         generator=row.generator,
         split=row.split,
-        fold_group=row.fold_group,
+        unit=row.unit,
         probabilities=_jsonable(dict(detail.probabilities)) if detail and detail.probabilities else None,
         score=float(resp.score) if resp is not None else None,
         raw_score=detail.raw_score if detail else None,
@@ -77,7 +77,7 @@ def _record(
         evaluator_hash=identity.evaluator_hash if identity is not None else None,
         response_chars=len(row.response),
     )
-    return rec.model_dump(exclude_none=True)
+    return rec.model_dump(exclude_none=True, by_alias=True)  # the file keeps the key fold_group
 
 
 def score_batch(

@@ -152,8 +152,8 @@ def block_key(row: LabelledRow, key: str | Callable[[LabelledRow], str] = "docum
     """The key that keeps ``row`` in one block with the rows sharing it.
 
     ``"document"``: the task, user text and documents (rows judged against
-    one document share the prompt prefix); ``"pair"``: ``meta["pair"]`` (the
-    row's id when unset); ``"row"``: the id (no grouping); or a callable.
+    one document share the prompt prefix); ``"pair"``: the row's unit,
+    ``LabelledRow.unit`` (``meta["pair"]``, the row's id when unset); ``"row"``: the id (no grouping); or a callable.
     """
     if callable(key):
         return str(key(row))
@@ -164,7 +164,7 @@ def block_key(row: LabelledRow, key: str | Callable[[LabelledRow], str] = "docum
             h.update(b"\x00")
         return h.hexdigest()
     if key == "pair":
-        return row.fold_group
+        return row.unit
     if key == "row":
         return row.id
     raise JudgelabError(f"The 'block_key' parameter must be one of {', '.join(BLOCK_KEYS)} or a callable. Got {key!r} instead.")
@@ -181,12 +181,12 @@ def plan_blocks(
     """
     if not isinstance(block_size, int) or block_size < 1:
         raise JudgelabError(f"The 'block_size' parameter must be an int >= 1. Got {block_size!r} instead.")
-    groups: dict[str, list[LabelledRow]] = {}
+    by_key: dict[str, list[LabelledRow]] = {}
     for row in rows:
-        groups.setdefault(block_key(row, key), []).append(row)
+        by_key.setdefault(block_key(row, key), []).append(row)
     blocks: list[Block] = []
     current: list[LabelledRow] = []
-    for members in groups.values():
+    for members in by_key.values():
         if current and len(current) + len(members) > block_size:
             blocks.append(Block(len(blocks), tuple(current)))
             current = []

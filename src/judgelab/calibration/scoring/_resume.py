@@ -122,4 +122,4 @@ def _refuse_other_judge(records: Sequence[ScoreRecord], identity: EvaluatorIdent
 
 def row_fields(row: LabelledRow) -> dict[str, Any]:
     return {"task": row.task, "label": row.label, "group": row.group, "generator": row.generator,
-            "split": row.split, "fold_group": row.fold_group, "content_hashes": content_hashes(row)}
+            "split": row.split, "unit": row.unit, "content_hashes": content_hashes(row)}

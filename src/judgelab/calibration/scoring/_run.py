@@ -110,8 +110,8 @@ def run(
     if executor.report is not None and todo:
         logger.info("%s", executor.report.summary())
     by_id = {r.id: r for r in read_scores(out)}
-    # labels, splits and groups come from the rows (the set file), never a saved record (the row hash
-    # guarantees they agree); records resumed from before ``fold_group`` existed get it here too
+    # labels, splits and units come from the rows (the set file), never a saved record (the row hash
+    # guarantees they agree); records resumed from before the ``fold_group`` key existed get their unit here
     return [by_id[r.id].model_copy(update=row_fields(r)) for r in rows if r.id in by_id]
 
 
