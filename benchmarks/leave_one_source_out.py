@@ -17,8 +17,8 @@ so the same command picks up where it stopped. It prints one markdown row per fi
 (AUROC and balanced accuracy at each run's shipped threshold, on its held-out test rows, with 95%
 intervals; the paired differences on all rows) and writes ``RUNS/table.md`` and ``RUNS/table.json``.
 
-Budget: one ``--scale 1`` run is about the shipped adapter's (docs/tuning.md: ~80 minutes on 2
-cores), so seven sources take seven times that; ``--scale 0.25`` about a quarter. On a 2-core CPU,
+Budget: one ``--scale 1`` fold trains about 205-230 steps, 365-490k tokens: about 17-28 minutes of training
+on 2 cores (docs/tuning.md), so seven sources take seven times that; ``--scale 0.25`` about a quarter. On a 2-core CPU,
 run it over several sessions (each rerun resumes), or on a GPU.
 """
 
