@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration.analysis import Interval, SelfPreference, bootstrap_many
+from judgelab.calibration.analysis import Interval, SelfPreference, bootstrap_many, shared_units
 from judgelab.calibration.analysis import fast_binary_metrics
 from judgelab.calibration.analysis import fleiss_kappa
 from judgelab.calibration.analysis import self_preference
@@ -124,7 +124,7 @@ def measure_jury(member_records: Sequence[Sequence[ScoreRecord]], *, combine: st
     y = al.labels
     metrics = {"jury": _metrics(y, jury, jury_passed)}
     metrics.update({n: _metrics(y, al.scores[k], passed[k]) for k, n in enumerate(names)})
-    units = al.units if len(set(al.units)) < len(al.units) else None
+    units = shared_units(al.units)
     differences = {
         n: bootstrap_many(_difference, [y, jury, jury_passed.astype(float), al.scores[k], passed[k].astype(float)],
                           n_resamples=n_resamples, seed=seed, units=units)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration._options import options_or_default
-from judgelab.calibration.analysis import SplitPlan, bootstrap_many, split_plan
+from judgelab.calibration.analysis import SplitPlan, bootstrap_many, shared_units, split_plan
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, fit_cascade_arrays
 from judgelab.calibration.policy._cascade_policy import StageRows
@@ -108,7 +108,7 @@ def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk
         return out
 
     ivs = bootstrap_many(stat, [decided.astype(float), bad, wrong, cost, *at], n_resamples=n_resamples, seed=seed,
-                         units=uh if len(set(uh)) < len(uh) else None)
+                         units=shared_units(uh))
     out: dict[str, Any] = {"n": int(rows.held.sum()), "decided": int(decided.sum())}
     for k, iv in ivs.items():
         out[k] = iv.to_dict()
