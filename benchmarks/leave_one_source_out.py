@@ -56,15 +56,15 @@ def _heldout_figures(run: Path) -> dict:
 
 
 def evaluation_rows(heldout: Path, dest: Path, limit: int, seed: int = 2026) -> int:
-    """Up to ``limit`` rows of ``heldout``, whole groups (``meta.pair``, else the row id) in a seeded order."""
+    """Up to ``limit`` rows of ``heldout``, whole resampling units (``LabelledRow.unit``) in a seeded order."""
+    from judgelab.calibration.data import LabelledRow
+
     if dest.exists():
         return sum(1 for line in dest.read_text(encoding="utf-8").splitlines() if line.strip())
     groups: dict[str, list[str]] = {}
     for line in heldout.read_text(encoding="utf-8").splitlines():
         if line.strip():
-            row = json.loads(line)
-            key = str((row.get("meta") or {}).get("pair") or row["id"])
-            groups.setdefault(key, []).append(line)
+            groups.setdefault(LabelledRow.model_validate_json(line).unit, []).append(line)
     keys = sorted(groups)
     random.Random(seed).shuffle(keys)
     picked: list[str] = []
