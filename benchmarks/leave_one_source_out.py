@@ -8,7 +8,7 @@ For each source S (``train_default_judge.py``'s option names):
 1. ``train_default_judge.py --leave-out S`` (its deletion negatives leave with it: ``d2c_fib`` with
    ``fib``), with every other source's rows multiplied by ``--scale``;
 2. the evaluation rows: up to ``--limit`` rows of S (the run holds S out whole), whole groups
-   (``meta.pair``: a document's rows) drawn in a seeded random order, written to ``RUNS/eval-S.jsonl``;
+   (``LabelledRow.unit``: a document's rows) drawn in a seeded random order, written to ``RUNS/eval-S.jsonl``;
 3. ``judgelab calibrate`` of the base ``gemma-3-270m`` and of the run's tuned spec on those rows
    (llama.cpp, as users score), then ``judgelab compare`` (tuned minus base, paired by group).
 
@@ -17,7 +17,7 @@ so the same command picks up where it stopped. It prints one markdown row per fi
 (AUROC and balanced accuracy at each run's shipped threshold, on its held-out test rows, with 95%
 intervals; the paired differences on all rows) and writes ``RUNS/table.md`` and ``RUNS/table.json``.
 
-Budget: one ``--scale 1`` fold trains about 205-230 steps, 365-490k tokens: about 17-28 minutes of training
+Budget: one ``--scale 1`` fold trains about 205-240 steps, 365-490k tokens: about 17-29 minutes of training
 on 2 cores (docs/tuning.md), so seven sources take seven times that; ``--scale 0.25`` about a quarter. On a 2-core CPU,
 run it over several sessions (each rerun resumes), or on a GPU.
 """
