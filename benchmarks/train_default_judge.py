@@ -24,13 +24,15 @@ command continues from the last checkpoint (kill it any time). It writes
 ``OUT/judge.toml`` (the tuned spec), ``OUT/peft/``, ``OUT/adapter.gguf``,
 ``OUT/report.md``, ``OUT/loss.png`` and ``OUT/PROVENANCE.json``.
 
-Budget of the shipped run: 495,473 training tokens (2,040 rows, one epoch, 255
-steps of 8 rows at lr 6e-4), 4,704 s of training (105 tokens/s, float32, two
-torch threads) on a 2-core Intel Xeon (AVX-512, AMX) shared with other jobs
-(load 3-5, under session autogroups: docs/measurements.md); about 90 minutes
-wall clock with loading, rendering and the held-out scoring before and after.
-With autogroups off the same machine trains at ~420 tokens/s in float32 and
-649 with ``--autocast bf16`` (docs/tuning.md). ``--ship models`` then copies the adapter and
+Budget of the shipped run (``--scale 2``, the default: each source's rows in
+``SOURCES`` doubled): 1,046,963 training tokens (4,080 rows, one epoch, 510
+steps of 8 rows at lr 6e-4), 3,395 s of training (308 tokens/s, float32, two
+torch threads) on a 2-core Intel Xeon (AVX-512, AMX) with nothing else running
+(autogroups off: docs/measurements.md); 61 minutes wall clock with loading,
+rendering and the held-out scoring before and after. ``--scale 1`` is the
+previous shipped run and the full-size leave-one-source-out folds. bf16
+autocast trains 1.5x faster on this CPU but its adapter scored worse
+(docs/tuning.md), so float32 is the default. ``--ship models`` then copies the adapter and
 spec into ``models/`` (see docs/tuning.md).
 """
 
@@ -81,8 +83,9 @@ def parser() -> argparse.ArgumentParser:
                        help=f"training rows from {spec.split(':')[0]} (default {rows}; 0 = held out whole)")
     p.add_argument("--leave-out", action="append", default=[], metavar="SOURCE",
                    help="hold this source out whole (a leave-one-source-out run); repeatable")
-    p.add_argument("--scale", type=float, default=1.0,
-                   help="multiply every source's training rows (0.25: a quarter-size run, e.g. for leave_one_source_out.py)")
+    p.add_argument("--scale", type=float, default=2.0,
+                   help="multiply every source's training rows (2, the default: the shipped run; 1: the previous "
+                        "shipped run and the full-size leave_one_source_out.py folds; 0.25: a quarter-size run)")
     p.add_argument("--exclude", type=Path, default=REPO / "calibration" / "starter.jsonl",
                    help="documents of this set are never trained on (default: the quick start's set)")
     p.add_argument("--max-tokens", type=int, default=640)
