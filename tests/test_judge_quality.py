@@ -2,8 +2,8 @@
 
 Other tests check shapes and ranges; these check that the judge judges. The figures below were measured
 on this machine (2-core shared CPU, llama.cpp, 2 threads) and each floor leaves a margin under them. The
-base model (gemma-3-270m, "at chance" in the README) orders 9 of the 16 pairs, under the pairs' floor, so
-a lost adapter fails the first test; a judge at chance or with its score direction inverted fails both.
+base model (gemma-3-270m, "at chance" in the README) orders 11 of the 16 pairs with a mean gap of 0.02,
+under both of the pairs' floors, so a lost adapter fails the first test; a judge at chance or with its score direction inverted fails both.
 """
 
 from __future__ import annotations
@@ -66,10 +66,11 @@ SNLI_TEST_PAIRS = [
      'The boy is sitting on the school bus on his way home .'),
 ]
 
-#: Pairs ordered supported > unsupported: the tuned judge 14 of 16, the base 9 of 16 (chance is 8).
+#: Pairs ordered supported > unsupported: the shipped judge 14 of 16 (mean gap 0.46), the adapter shipped
+#: before it 16 (0.28), the base 11 (0.02); chance is 8.
 MIN_ORDERED_PAIRS = 12
 
-#: Relevancy AUROC on the starter set's 60 relevancy rows through ``calibrate``: the tuned judge 0.70
+#: Relevancy AUROC on the starter set's 60 relevancy rows through ``calibrate``: the shipped judge 0.77
 #: (the base 0.66); a judge at chance is 0.5, an inverted one 0.3.
 MIN_STARTER_RELEVANCY_AUROC = 0.60
 
