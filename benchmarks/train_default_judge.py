@@ -7,18 +7,24 @@ base, on the transformers backend) with the fact-checking evaluator's own
 prompt, from the labelled sets in ``../shared/data`` (``--data``), one
 option per source giving its training rows (``SOURCES`` below; balanced per
 label): MNLI and FEVER-NLI (DocNLI binary), SNLI, FIB, FactCG, BEGIN,
-SummEdits, and deletion pairs made from FIB and SummEdits (``d2c:``).
-WiCE, HaluEval QA and FaithBench are held out whole (FaithBench's licence
-allows evaluation only). ``--leave-out SOURCE`` holds one more out whole
+SummEdits (its scitldr domain only), and deletion pairs made from FIB and
+SummEdits (``d2c:``). WiCE, HaluEval QA and FaithBench are held out whole
+(FaithBench's licence allows evaluation only). Every training source needs
+an entry in ``LICENCES`` that allows a commercially usable derivative; the
+script refuses any other. ``--leave-out SOURCE`` holds one more out whole
 (``leave_one_source_out.py`` runs one per source); ``--scale`` shrinks every
 source's rows alike (a quicker run of the same mix).
 
 Documents are read as they are served: chunks of ``--chunk-tokens`` 400
 (written into the tuned spec), a row's probability the best chunk's
-(``--long-rows chunk``); prompts up to ``--max-tokens`` 640. The documents of
-the quick start's set (``--exclude calibration/starter.jsonl``) are never
-trained on. Every source also keeps 10% of its groups (a document's rows,
-``meta.pair`` edits) out of training; ``OUT/heldout/*.jsonl`` holds them, for
+(``--long-rows chunk``); prompts up to ``--max-tokens`` 640. No row that
+shares a row, document, claim, long sentence or near-duplicate document
+with the quick start's set (``--exclude calibration/starter.jsonl``) is
+trained on, and deletion pairs are built only from rows that survive that
+exclusion. Every source also keeps 10% of its units (a document's rows,
+``meta.pair`` edits, a FactCG claim and its twin, a deletion pair with its
+parent) out of training, and training rows that share text with a held-out
+row are dropped; ``OUT/heldout/*.jsonl`` holds them, for
 ``judgelab calibrate --set``. The run is seeded and resumable: the same
 command continues from the last checkpoint (kill it any time). It writes
 ``OUT/judge.toml`` (the tuned spec), ``OUT/peft/``, ``OUT/adapter.gguf``,
@@ -54,13 +60,51 @@ SOURCES = (
     ("fib", "fib:{data}/fib", 240),
     ("factcg", "factcg:{data}/factcg/CG2C_doc.json", 300),
     ("begin", "begin:{data}/begin", 220),
-    ("summedits", "summedits:{data}/summedits", 150),
+    ("summedits", "summedits:{data}/summedits/summedits_scitldr.json", 150),
     ("d2c_fib", "d2c:fib:{data}/fib", 90),
-    ("d2c_summedits", "d2c:summedits:{data}/summedits", 90),
+    ("d2c_summedits", "d2c:summedits:{data}/summedits/summedits_scitldr.json", 90),
     ("wice", "wice:{data}/wice/dev.jsonl", 0),
     ("halueval", "halueval-qa:{data}/halueval/qa_one-turn.jsonl", 0),
     ("faithbench", "faithbench:{data}/faithbench/FaithBench.csv", 0),
 )
+
+
+_FIB = "FIB annotations CC-BY-4.0; BBC (XSum) and CNN/Daily Mail articles, trained on as research data, never redistributed"
+_SCITLDR = ("SummEdits annotations Apache-2.0; domain scitldr only: SciTLDR abstracts (Apache-2.0 in its catalogue entry). "
+            "Domains samsum (SAMSum, CC BY-NC-ND 4.0), podcast, news and ectsum are left out (origin licence not commercial "
+            "or not verified)")
+
+#: Per source: the licence of its text and whether a shipped, commercially usable adapter may train on it
+#: (``../shared/data/PROVENANCE.md``, "Licences"; when in doubt a source is left out). The script refuses to train
+#: on a source that has no entry here or whose entry says no.
+LICENCES: dict[str, tuple[str, bool]] = {
+    "mnli": ("MultiNLI text OANC / CC-BY-SA-3.0; DocNLI binary files BSD-3-Clause", True),
+    "fever": ("FEVER evidence from Wikipedia CC-BY-SA-3.0; DocNLI binary files BSD-3-Clause", True),
+    "snli": ("SNLI sentences CC-BY-SA-4.0; e-SNLI MIT", True),
+    "fib": (_FIB, True),
+    "factcg": ("FactCG CG2C MIT", True),
+    "begin": ("BEGIN: CC-BY-4.0 (CMU-DoG, WoW), CDLA-Sharing-1.0 (TopicalChat)", True),
+    "summedits": (_SCITLDR, True),
+    "d2c_fib": (_FIB + "; deletion pairs made by judgelab", True),
+    "d2c_summedits": (_SCITLDR + "; deletion pairs made by judgelab", True),
+    "wice": ("Wikipedia CC-BY-SA and cited web pages: evaluation only", False),
+    "halueval": ("MIT; knowledge from HotpotQA / Wikipedia: kept for evaluation", False),
+    "faithbench": ("CC-BY-NC-SA-4.0: evaluation only", False),
+}
+
+
+def check_licences(args: argparse.Namespace) -> None:
+    """Refuse a training source (rows > 0) without a licence entry, or whose licence does not allow shipping."""
+    for name, _spec, _ in SOURCES:
+        rows = 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
+        if rows == 0:
+            continue
+        licence = LICENCES.get(name)
+        if licence is None or not licence[1]:
+            why = "has no licence entry in LICENCES" if licence is None else f"may not be trained on ({licence[0]})"
+            raise SystemExit(f"train_default_judge.py: source {name!r} {why}: a shipped adapter trains only on "
+                             f"sources whose licence permits a commercially usable derivative. Pass --{name.replace('_', '-')} 0, "
+                             "or add an entry to LICENCES after checking ../shared/data/PROVENANCE.md.")
 
 
 def sets_and_weights(data: Path, args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[float, ...]]:
@@ -119,6 +163,7 @@ def build_config(args: argparse.Namespace):
         evaluator="fact-checking", heldout=0.1, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
         long_rows="chunk", chunk_tokens=args.chunk_tokens, autocast=args.autocast, max_steps=args.max_steps,
         exclude=(str(args.exclude),) if args.exclude else (),
+        licences=tuple(LICENCES.get(name, ("no entry", False))[0] for name, _, _ in SOURCES),
         rank=args.rank, alpha=2.0 * args.rank, epochs=args.epochs, lr=args.lr, batch=args.batch, warmup=0.1,
         seed=args.seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,
@@ -127,6 +172,7 @@ def build_config(args: argparse.Namespace):
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    check_licences(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = build_config(args)
     from judgelab.tuning import tune

@@ -49,11 +49,13 @@ def test_fib_keeps_one_consistent_row_per_article_and_each_distinct_error(tmp_pa
 
 def test_factcg_and_begin(tmp_path):
     f = tmp_path / "CG2C_doc.json"
-    f.write_text(json.dumps({"text_a": "Doc one.", "text_b": ["Claim a."], "orig_label": 1}) + "\n"
-                 + json.dumps({"text_a": "Doc one.", "text_b": ["Claim b."], "orig_label": 0}) + "\n")
+    # FactCG's twins: one claim with its support, and again with the support removed (another document)
+    f.write_text(json.dumps({"text_a": "Doc one. Support.", "text_b": ["Claim a."], "orig_label": 1}) + "\n"
+                 + json.dumps({"text_a": "Doc one.", "text_b": ["Claim  a."], "orig_label": 0}) + "\n"
+                 + json.dumps({"text_a": "Doc one. Support.", "text_b": ["Claim b."], "orig_label": 1}) + "\n")
     rows = import_set("factcg", f)
-    assert [(r.response, r.label) for r in rows] == [("Claim a.", 1), ("Claim b.", 0)]
-    assert rows[0].unit == rows[1].unit
+    assert [(r.response, r.label) for r in rows] == [("Claim a.", 1), ("Claim  a.", 0), ("Claim b.", 1)]
+    assert rows[0].unit == rows[1].unit != rows[2].unit, "the unit is the claim: twins stay together"
     b = tmp_path / "begin" / "wow"
     b.mkdir(parents=True)
     header = "model_name\tdata_source\tknowledge\tmessage\tresponse\tbegin_label\n"
@@ -237,7 +239,7 @@ def test_calibrate_scores_with_the_named_evaluator(tmp_path):
     from judgelab.cli import main
     from judgelab.evaluators import build_evaluator
 
-    starter = [r for r in load_rows(STARTER).rows if r.task == "fact-check" and r.id.startswith("qs-fib")][:12]
+    starter = [r for r in load_rows(STARTER).rows if r.task == "fact-check" and r.id.startswith("qs-begin-cmu")][:12]
     f = tmp_path / "rows.jsonl"
     f.write_text("".join(r.model_dump_json() + "\n" for r in starter))
     out = tmp_path / "run"

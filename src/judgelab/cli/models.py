@@ -6,7 +6,7 @@ import argparse
 
 import sys
 
-from judgelab.specs import DEFAULT_MODEL_ID, load_spec, scan_specs
+from judgelab.specs import DEFAULT_MODEL_ID, WeightSource, load_spec, scan_specs
 from judgelab.weights import pull, weights_status
 
 
@@ -37,8 +37,14 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{name:<{width}}  family={spec.family:<9} backends={','.join(spec.backends):<22} {state}")
         if spec.description:
             print(f"{'':<{width}}  {spec.description}")
+        print(f"{'':<{width}}  licence: {spec.licence or 'not stated in the spec: check the weights source'}")
+        print(f"{'':<{width}}  sources: {'; '.join(_source(w) for w in spec.weights) or 'none'}")
     print("\n* embedded default. Weights of a missing model: see the hint, or `judgelab models pull ID`.")
     return 2 if scan.duplicates else 0
+
+
+def _source(w: WeightSource) -> str:
+    return w.describe() + (f" (sha256 {w.sha256[:12]}...)" if w.sha256 else "")
 
 
 def _pull(args: argparse.Namespace) -> int:

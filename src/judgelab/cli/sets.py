@@ -32,6 +32,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sc.add_argument("set", metavar="SET")
     sc.add_argument("--limit", type=int, help="check at most this many rows (a seeded sample)")
     sc.set_defaults(func=run_shortcuts)
+    ov = sub.add_parser(
+        "overlap", help="contamination check: rows of EVAL that share text with rows of TRAIN sets",
+        description="For each row of EVAL, finds rows of each TRAIN set that share the row (documents and claim), a "
+                    "document, the claim, a sentence of at least --min-sentence-chars normalised characters, or a "
+                    "near-duplicate document (word-shingle Jaccard >= --near-duplicate). EVAL and TRAIN are any "
+                    "--set of calibrate (a JSONL file, KIND:PATH, d2c:SET). Prints counts by kind and by set with "
+                    "the first pairs, writes --out JSON; exit 1 with --fail when any row overlaps.")
+    ov.add_argument("evaluation", metavar="EVAL")
+    ov.add_argument("--against", nargs="+", required=True, metavar="TRAIN", help="the training sets or pools")
+    ov.add_argument("--out", help="write the findings as JSON to this file")
+    ov.add_argument("--fail", action="store_true", help="exit 1 when any evaluation row overlaps a training row")
+    ov.add_argument("--min-sentence-chars", type=int, default=60, help="shortest shared sentence that counts (60)")
+    ov.add_argument("--min-claim-chars", type=int, default=20, help="shortest repeated claim that counts (20)")
+    ov.add_argument("--near-duplicate", type=float, default=0.5,
+                    help="shingle Jaccard at or above which two documents are near-duplicates (0.5)")
+    ov.set_defaults(func=run_overlap)
     val = sub.add_parser("validate", help="check a labelled JSONL file and print counts")
     val.add_argument("path")
     val.add_argument("--skip-invalid", action="store_true", help="count malformed rows instead of stopping")
@@ -97,4 +113,43 @@ def run_shortcuts(args: argparse.Namespace) -> int:
     print(f"  claim only (bag of words, out of fold): {report.claim_only}")
     print(f"  document length:                        {report.document_length}")
     print(f"  claim length:                           {report.claim_length}")
+    return 0
+
+
+def run_overlap(args: argparse.Namespace) -> int:
+    import json
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from judgelab.calibration import LabelledRow
+
+    from judgelab.calibration import OverlapOptions, overlap_report, resolve_set
+
+    options = OverlapOptions(min_sentence_chars=args.min_sentence_chars, min_claim_chars=args.min_claim_chars,
+                             near_duplicate=args.near_duplicate)
+    evaluation, desc, _ = resolve_set(args.evaluation)
+
+    def training_sets() -> Iterator[tuple[str, list[LabelledRow]]]:  # read one at a time: a pool is streamed past the index, never held twice
+        for spec in args.against:
+            rows, name, _ = resolve_set(spec)
+            yield name, rows
+
+    report = overlap_report(evaluation, training_sets(), evaluation_name=desc, options=options)
+    print(f"{desc}: {report.n_rows} rows checked against {sum(report.n_checked.values())} rows of "
+          f"{len(report.n_checked)} set(s)")
+    print(f"  rows with an overlap: {report.n_contaminated} of {report.n_rows}")
+    for kind, n in report.contaminated.items():
+        if kind != "any":
+            print(f"    {kind:<15} {n}")
+    for name, kinds in report.by_source.items():
+        for kind, entry in kinds.items():
+            first = ", ".join(f"{e} ~ {t}" for e, t, _ in entry["first"][:3])
+            print(f"  {name}: {kind}: {entry['rows']} rows ({entry['pairs']} pairs), first: {first}")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    if args.fail and not report.clean:
+        print(f"contaminated: {report.n_contaminated} row(s) of {desc} overlap a training row (--fail)")
+        return 1
     return 0

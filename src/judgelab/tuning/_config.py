@@ -16,7 +16,7 @@ PEFT_HINT = "pip install 'judgelab[tune]'"
 DEFAULT_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 # Fields that do not change what is trained (so a resumed run may change them).
-_RUNTIME_FIELDS = {"out", "threads", "progress", "stop_after", "checkpoint_every", "name"}
+_RUNTIME_FIELDS = {"out", "threads", "progress", "stop_after", "checkpoint_every", "name", "licences"}
 
 
 @dataclass(frozen=True)
@@ -34,10 +34,13 @@ class TuneConfig:
     model
         The base model: a spec id or ``.toml`` with a transformers path.
     exclude
-        Sets (as ``sets`` takes them) whose documents are never trained on:
-        a row of ``sets`` is dropped when one of its documents is also a
-        document of an excluded row (e.g. the quick start's evaluation
-        rows). The counts say how many were dropped.
+        Sets (as ``sets`` takes them) that are never trained on: a row of
+        ``sets`` is dropped when it shares a row, a document, a claim, a
+        sentence of 60 or more characters or a near-duplicate document with
+        a row of these sets (``judgelab sets overlap``, the same check), and
+        it is dropped before any deletion pair is made from it (e.g. the
+        quick start's evaluation rows). The counts say how many were
+        dropped, by kind.
     weights
         One weight per set (default 1 each): a source's share of the
         training rows is proportional to it; 0 keeps a source for held-out
@@ -89,6 +92,9 @@ class TuneConfig:
         Show a tqdm bar with loss, tokens/s and ETA.
     name
         The tuned spec's id (default ``<base id>-tuned``).
+    licences
+        The licence of each set's text, one per set (or none): recorded in
+        the provenance, not used in training.
     """
 
     sets: tuple[str, ...]
@@ -122,10 +128,13 @@ class TuneConfig:
     stop_after: int | None = None
     progress: bool = True
     name: str | None = None
+    licences: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = "TuneConfig"
         check_parameter(len(self.sets) >= 1, "sets", where, "at least one labelled set", self.sets)
+        check_parameter(not self.licences or len(self.licences) == len(self.sets), "licences", where,
+                        f"one licence per set ({len(self.sets)}) or none", self.licences)
         check_parameter(self.weights is None or (len(self.weights) == len(self.sets) and all(
             w >= 0 for w in self.weights) and sum(self.weights) > 0), "weights", where,
             f"{len(self.sets)} non-negative numbers (one per set), not all 0", self.weights)

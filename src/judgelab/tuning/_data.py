@@ -1,9 +1,11 @@
 """Training data: labelled rows per source, split by unit, balanced, rendered by the evaluators.
 
 Rows come through calibration's ``resolve_set`` (any ``--set`` that
-``calibrate`` accepts). Each set is a *source*. Per source, whole units
-(``LabelledRow.unit``: a document's rows, ``meta.pair`` edits) are held
-out, then the training rows are sampled with equal counts per label and a
+``calibrate`` accepts), with the ``exclude`` sets' overlapping rows dropped
+before any generator runs. Each set is a *source*. Per source, whole units
+(``LabelledRow.unit``: a document's rows, ``meta.pair`` edits, a deletion
+pair with its parent) are held out, training rows that share text with any
+held-out row are dropped, then the training rows are sampled with equal counts per label and a
 share of the total proportional to the source's weight. Every row is
 rendered by the evaluator that serves its task, so a tuned judge is asked
 exactly as it was taught.
@@ -15,18 +17,19 @@ import hashlib
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from judgelab.calibration import LabelledRow, resolve_set
+from judgelab.calibration import Exclusion, LabelledRow, OverlapIndex, resolve_set
 from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import build_evaluator, registered_evaluator
 from judgelab.tuning._config import TuneConfig
 
-__all__ = ["Example", "Source", "load_sources", "split_sources", "balance_examples", "render_examples", "fits", "heldout_split"]
+__all__ = ["Example", "Source", "load_sources", "split_sources", "balance_examples", "render_examples", "fits", "heldout_split",
+           "exclusion_index"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ class Source:
     spec: str
     rows: tuple[LabelledRow, ...]
     weight: float
+    excluded: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,25 +68,22 @@ def _source_name(spec: str, index: int) -> str:
     return f"{kind}:{stem}" if sep and len(kind) > 1 else stem
 
 
-def _document_key(text: str) -> str:
-    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
-
-
-def excluded_documents(config: TuneConfig) -> set[str]:
-    """Keys of every document of the ``exclude`` sets (whitespace-normalised)."""
-    keys: set[str] = set()
+def exclusion_index(config: TuneConfig) -> OverlapIndex:
+    """The rows of every ``exclude`` set, indexed for every kind of overlap (``OverlapIndex``)."""
+    rows: list[LabelledRow] = []
     for spec in config.exclude:
-        rows, _, _ = resolve_set(spec)
-        keys.update(_document_key(d) for r in rows for d in r.documents)
-    return keys
-
-
-def _without_excluded(rows: Sequence[LabelledRow], excluded: set[str]) -> tuple[LabelledRow, ...]:
-    return tuple(r for r in rows if not any(_document_key(d) in excluded for d in r.documents))
+        rows.extend(resolve_set(spec)[0])
+    return OverlapIndex(rows)
 
 
 def load_sources(config: TuneConfig) -> list[Source]:
-    """Read every set; rows of tasks the yes/no evaluators cannot score, or over excluded documents, are left out.
+    """Read every set; rows of tasks the yes/no evaluators cannot score, or overlapping an excluded row, are left out.
+
+    Exclusion (``config.exclude``) drops every row that shares a row, a
+    document, a claim, a long sentence or a near-duplicate document with a
+    row of the excluded sets, and it is applied to the rows a set reads
+    *before* a generator (``d2c:``) makes rows from them. What each source
+    lost, by kind, is in ``Source.excluded``.
 
     Raises
     ------
@@ -91,16 +92,16 @@ def load_sources(config: TuneConfig) -> list[Source]:
     """
     sources = []
     names: Counter[str] = Counter()
-    excluded = excluded_documents(config)
+    index = exclusion_index(config)
     for i, (spec, weight) in enumerate(zip(config.sets, config.source_weights())):
-        rows, desc, _ = resolve_set(spec)
-        kept = _without_excluded([r for r in rows if r.task in _TASKS], excluded)
+        exclusion = Exclusion(index)
+        rows, desc, _ = resolve_set(spec, exclude=exclusion)
+        kept = tuple(r for r in rows if r.task in _TASKS)
         if len(kept) < len(rows):
-            log.info("set %s: %d of %d rows left out (other tasks or excluded documents)", desc,
-                     len(rows) - len(kept), len(rows))
+            log.info("set %s: %d of %d rows left out (other tasks)", desc, len(rows) - len(kept), len(rows))
         if not kept:
             raise DataError(f"Set {desc} has no fact-check or relevancy rows to tune on "
-                            f"({len(rows)} rows of other tasks).", path=str(spec))
+                            f"({len(rows)} rows of other tasks or overlapping the excluded sets).", path=str(spec))
         classes = {r.label for r in kept}
         if len(classes) < 2:
             raise DataError(f"Set {desc} has only label {classes.pop()} in its {len(kept)} rows; tuning "
@@ -109,20 +110,36 @@ def load_sources(config: TuneConfig) -> list[Source]:
         names[name] += 1
         if names[name] > 1:
             name = f"{name}#{names[name]}"
-        sources.append(Source(name, spec, kept, float(weight)))
+        excluded: Counter[str] = Counter()
+        for by_kind in exclusion.dropped.values():
+            excluded.update(by_kind)
+        sources.append(Source(name, spec, kept, float(weight), dict(excluded)))
     return sources
 
 
-def _split_units(rows: Sequence[LabelledRow], share: float, rng: np.random.Generator) -> tuple[list, list]:
-    """(train, held-out) rows, whole units to one side; at least one unit held out when share > 0."""
+def _unit_draw(seed: int, unit: str) -> float:
+    """A number in [0, 1) fixed by the seed and the unit alone, whatever source the unit's rows are in."""
+    digest = hashlib.blake2b(f"{seed}\x00{unit}".encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2.0**64
+
+
+def _split_units(rows: Sequence[LabelledRow], share: float, seed: int) -> tuple[list, list]:
+    """(train, held-out) rows, whole units to one side; at least one unit held out when share > 0.
+
+    A unit is held out when its draw (``_unit_draw``) is under ``share``, so
+    the decision depends on the unit and the seed only: a deletion pair,
+    which carries its parent's unit, is held out exactly when its parent is.
+    """
     by_unit: dict[str, list[LabelledRow]] = defaultdict(list)
     for r in rows:
         by_unit[r.unit].append(r)
+    draws = {k: _unit_draw(seed, k) for k in by_unit}
+    out = {k for k, d in draws.items() if d < share}
+    if share > 0 and not out and len(by_unit) > 1:
+        out = {min(draws, key=lambda k: (draws[k], k))}
+    if len(out) == len(by_unit) and len(by_unit) > 1:
+        out.discard(max(draws, key=lambda k: (draws[k], k)))
     keys = sorted(by_unit)
-    rng.shuffle(keys)
-    n_out = 0 if share <= 0 else max(1, int(round(share * len(keys))))
-    n_out = min(n_out, len(keys) - 1)
-    out = {k for k in keys[:n_out]}
     train = [r for k in keys if k not in out for r in by_unit[k]]
     held = [r for k in keys if k in out for r in by_unit[k]]
     return train, held
@@ -142,21 +159,30 @@ def _balanced(items: list, n: int | None, rng: np.random.Generator) -> list:
 
 
 def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
-        dict[str, list[LabelledRow]], dict[str, list[LabelledRow]], dict[str, dict[str, int]]]:
+        dict[str, list[LabelledRow]], dict[str, list[LabelledRow]], dict[str, dict[str, Any]]]:
     """Per source: the training pool and the held-out rows (whole units); plus the counts.
 
-    A source of weight 0 is held out whole (evaluation only).
+    A source of weight 0 is held out whole (evaluation only). Then every
+    training row that overlaps a held-out row of *any* source (``OverlapIndex``:
+    a row, document, claim, long sentence or near-duplicate document) leaves
+    the pool, so that no held-out row shares text with a training row.
     """
-    rng = np.random.default_rng(config.seed)
     pools: dict[str, list[LabelledRow]] = {}
     held: dict[str, list[LabelledRow]] = {}
     for s in sources:
         if s.weight == 0:
             pools[s.name], held[s.name] = [], list(s.rows)
         else:
-            pools[s.name], held[s.name] = _split_units(s.rows, config.heldout, rng)
-    counts = {s.name: {"rows": len(s.rows), "train_pool": len(pools[s.name]), "heldout": len(held[s.name]),
-                       "skipped_long": 0, "chunked": 0} for s in sources}
+            pools[s.name], held[s.name] = _split_units(s.rows, config.heldout, config.seed)
+    index = OverlapIndex(r for rows in held.values() for r in rows)
+    counts: dict[str, dict[str, Any]] = {}
+    for s in sources:
+        before = len(pools[s.name])
+        if len(index) and pools[s.name]:
+            pools[s.name] = Exclusion(index).keep(pools[s.name], s.name)
+        counts[s.name] = {"rows": len(s.rows), "train_pool": len(pools[s.name]), "heldout": len(held[s.name]),
+                          "dropped_overlapping_heldout": before - len(pools[s.name]),
+                          "excluded": dict(s.excluded), "skipped_long": 0, "chunked": 0}
     return pools, held, counts
 
 

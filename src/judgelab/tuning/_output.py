@@ -58,6 +58,8 @@ def _spec_data(base: ModelSpec, name: str, adapter: dict[str, Any]) -> dict[str,
     data = base.model_dump(exclude={"source_path", "adapter"}, exclude_none=True)
     data["id"] = name
     data["description"] = f"{base.id} with a LoRA adapter tuned by judgelab tune on its label reading."
+    if base.licence:  # an adapter is a derivative of its base: the base's terms come with it
+        data["licence"] = f"{base.licence} (the LoRA adapter is a derivative of {base.id})"
     data["adapter"] = adapter
     return data
 
@@ -98,6 +100,17 @@ def _set_files(sets: tuple[str, ...]) -> list[dict[str, str]]:
     return files
 
 
+def _excluded_totals(counts: dict) -> dict[str, int]:
+    """Rows excluded for overlapping the ``exclude`` sets, by kind, over every source (and ``total``)."""
+    totals: dict[str, int] = {}
+    for c in counts.values():
+        for kind, n in (c.get("excluded") or {}).items():
+            totals[kind] = totals.get(kind, 0) + int(n)
+    totals["total"] = sum(totals.values())
+    totals["dropped_overlapping_heldout"] = sum(int(c.get("dropped_overlapping_heldout", 0)) for c in counts.values())
+    return totals
+
+
 def write_outputs(trainer: Any, state: Any, *, heldout_rows: dict, all_heldout: dict, counts: dict,
                   out: Path) -> Path:
     """Save the adapter in both formats, the tuned spec, the held-out rows, provenance and report."""
@@ -127,6 +140,9 @@ def write_outputs(trainer: Any, state: Any, *, heldout_rows: dict, all_heldout: 
         "config": {k: v for k, v in config.__dict__.items()},
         "training_hash": config.training_hash(),
         "data": _set_files(config.sets),
+        "licences": dict(zip(config.sets, config.licences)),
+        "exclude": _set_files(config.exclude),
+        "excluded": _excluded_totals(counts),
         "counts": counts,
         "steps": state.step,
         "tokens": state.tokens,

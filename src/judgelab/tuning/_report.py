@@ -90,12 +90,17 @@ def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None)
             f"({provenance['tokens_per_second']:.0f} tokens/s) on {provenance['machine']}",
         )),
         Section("Data", (
-            Table(("source", "rows", "training pool", "trained", "held out", "skipped (over max_tokens)", "chunked"),
-                  tuple((name, str(c["rows"]), str(c["train_pool"]), str(c.get("trained", 0)), str(c["heldout"]),
+            Table(("source", "rows", "excluded", "training pool", "dropped (overlap held-out)", "trained", "held out",
+                   "skipped (over max_tokens)", "chunked"),
+                  tuple((name, str(c["rows"]), _excluded(c.get("excluded")), str(c["train_pool"]),
+                         str(c.get("dropped_overlapping_heldout", 0)), str(c.get("trained", 0)), str(c["heldout"]),
                          str(c.get("skipped_long", 0)), str(c.get("chunked", 0)))
                         for name, c in provenance["counts"].items())),
-            Paragraph("Held-out rows are whole units (a document's rows, `meta.pair` edits) never trained on; "
-                      "`heldout.jsonl` holds all of them, for `judgelab calibrate --set`."),
+            Paragraph("Excluded: rows read from a set that overlap a row of the `exclude` sets (by kind: row, "
+                      "document, claim, sentence, near-duplicate), dropped before any deletion pair is built. "
+                      "Held-out rows are whole units (a document's rows, `meta.pair` edits, a deletion pair with "
+                      "its parent) never trained on, and training rows that share text with any held-out row are "
+                      "dropped; `heldout.jsonl` holds all of them, for `judgelab calibrate --set`."),
         )),
         Section("Held-out metrics (base = before training)", (
             _metrics_block(provenance["evaluations"]),
@@ -106,6 +111,12 @@ def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None)
     if loss_figure:
         blocks.append(Section("Loss", (Figure("loss curve", loss_figure),)))
     return Report(f"Tuning report: {provenance['spec']} ({provenance['base']} + LoRA)", tuple(blocks))
+
+
+def _excluded(by_kind: dict[str, int] | None) -> str:
+    if not by_kind:
+        return "0"
+    return f"{sum(by_kind.values())} (" + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())) + ")"
 
 
 def write_report(out: Path, provenance: dict[str, Any], losses: list) -> Path:

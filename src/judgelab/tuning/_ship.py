@@ -81,7 +81,20 @@ def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> P
     for extra in ("report.md", "loss.png"):
         if (run / extra).is_file():
             shutil.copy2(run / extra, folder / extra)
+    _write_notice(folder, tuned.id, base)
     return target
+
+
+def _write_notice(folder: Path, name: str, base: ModelSpec) -> None:
+    """``NOTICE`` beside the adapter: whose derivative it is and under which terms it is shipped."""
+    lines = [f"{name}: a LoRA adapter trained by judgelab tune on {base.id}.", "",
+             f"It is a derivative of {base.id}, and is distributed under that model's terms:",
+             f"  {base.licence or 'no licence is named in the base spec: check it before shipping this adapter'}", ""]
+    if base.family == "gemma":
+        lines += ["Gemma is provided under and subject to the Gemma Terms of Use found at ai.google.dev/gemma/terms",
+                  "(and the Gemma Prohibited Use Policy, ai.google.dev/gemma/prohibited_use_policy).", ""]
+    lines += ["PROVENANCE.json lists the data it was trained on, with each source's licence."]
+    (folder / "NOTICE").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _arch(run: Path) -> str:

@@ -60,7 +60,7 @@ class TuneResult:
     steps: int
     tokens: int
     seconds: float
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    counts: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluations: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -81,7 +81,7 @@ def _load_base(config: TuneConfig) -> Any:
 
 
 def _prepare(model: Any, config: TuneConfig) -> tuple[
-        list[Example], dict[str, list[LabelledRow]], dict[str, dict[str, int]]]:
+        list[Example], dict[str, list[LabelledRow]], dict[str, dict[str, Any]]]:
     """Training examples, held-out rows per source, and the counts."""
     sources = load_sources(config)
     pools, held, counts = split_sources(sources, config)

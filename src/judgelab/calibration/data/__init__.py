@@ -6,6 +6,7 @@ The first step of the flow: nothing here scores or analyses; every other sub-pac
 and records from here.
 """
 
+from judgelab.calibration.data._contamination import Exclusion, OverlapReport, overlap_report
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import (
     IMPORTERS,
@@ -25,6 +26,14 @@ from judgelab.calibration.data._importers_tuning import (
     import_fever_nli,
     import_fib,
     import_mnli,
+)
+from judgelab.calibration.data._overlap import (
+    OVERLAP_KINDS,
+    OverlapIndex,
+    OverlapKind,
+    OverlapMatch,
+    OverlapOptions,
+    normalise_text,
 )
 from judgelab.calibration.data._records import (
     ScoreRecord,
@@ -84,6 +93,7 @@ __all__ = [
     "CalibratorChoiceRecord",
     "CalibratorRecord",
     "CriterionMinimum",
+    "Exclusion",
     "GeneratorStatsRecord",
     "IMPORTERS",
     "IntervalRecord",
@@ -92,6 +102,12 @@ __all__ = [
     "LengthBiasRecord",
     "METRICS_VERSION",
     "MetricsFile",
+    "OVERLAP_KINDS",
+    "OverlapIndex",
+    "OverlapKind",
+    "OverlapMatch",
+    "OverlapOptions",
+    "OverlapReport",
     "PARTS",
     "RowChanges",
     "RowCounts",
@@ -121,6 +137,8 @@ __all__ = [
     "import_wice",
     "judge_values",
     "load_rows",
+    "normalise_text",
+    "overlap_report",
     "read_metrics",
     "read_scores",
     "renamed_keyword",

@@ -66,7 +66,8 @@ def _pair(row: LabelledRow, *, cover: float, max_left: float, min_left: int) -> 
     negative_doc = "".join(kept).strip()
     key = hashlib.sha256((row.documents[0] + "\x00" + row.response).encode("utf-8")).hexdigest()[:16]
     base = row.model_dump(exclude_none=True)
-    meta = {**row.meta, "pair": f"d2c-{key}", "d2c_source": row.id}
+    # the pair keeps its parent's unit: a split or a bootstrap that holds the parent out holds its pair out too
+    meta = {**row.meta, "pair": row.unit, "d2c_source": row.id, "d2c_key": key}
     positive = LabelledRow(**{**base, "id": f"d2c-{row.id}-kept", "documents": [positive_doc], "label": 1,
                               "meta": {**meta, "deleted": [sentences[i].strip() for i in sorted(dropped)]}})
     negative = LabelledRow(**{**base, "id": f"d2c-{row.id}-deleted", "documents": [negative_doc], "label": 0,
@@ -97,8 +98,8 @@ def deletion_pairs(
     -------
     list of LabelledRow
         Pairs in row order: ``d2c-ID-kept`` (label 1) then ``d2c-ID-deleted``
-        (label 0), sharing ``meta["pair"]``; ``meta["deleted"]`` lists the
-        sentences each lost.
+        (label 0), both in their parent's unit (``meta["pair"]`` is the
+        parent's ``unit``); ``meta["deleted"]`` lists the sentences each lost.
     """
     out: list[LabelledRow] = []
     for row in rows:

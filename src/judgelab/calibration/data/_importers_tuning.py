@@ -121,7 +121,10 @@ def import_factcg(path: str | Path) -> list[LabelledRow]:
 
     ``text_a`` is the document, ``text_b[0]`` the claim and ``orig_label``
     the label (1 grounded, 0 not: the claim's support was removed from the
-    document). Rows over one document share ``meta["pair"]``.
+    document). FactCG holds most claims twice, once with its support and once
+    with the support removed (the opposite label, a document that differs by
+    a few sentences), so the unit is the claim: rows of one claim share
+    ``meta["pair"]``, and a split keeps the twins on one side.
     """
     rows = []
     for f in source_files(path, "*.json"):
@@ -134,7 +137,7 @@ def import_factcg(path: str | Path) -> list[LabelledRow]:
                                 path=str(f), line=line, field="text_b")
             rows.append(LabelledRow(
                 id=f"factcg-{f.stem}-{line}", task="fact-check", documents=[document], response=str(claims[0]),
-                label=int(label), group="factcg", meta={"pair": f"factcg-{_digest(document)}"},
+                label=int(label), group="factcg", meta={"pair": f"factcg-{_digest(' '.join(str(claims[0]).split()))}"},
             ))
     return rows
 

@@ -117,12 +117,14 @@ def judge_values(records: Iterable[ScoreRecord], field: str) -> list[str]:
 
 
 def row_hash(row: LabelledRow) -> str:
-    """A short sha256 of everything a row says except its id (text, documents, label, task, ...).
+    """A short sha256 of everything a row says except its id and licence (text, documents, label, task, ...).
 
     A saved record whose ``row_hash`` differs from its row's was scored from
-    other content (or judged against another label) and is never reused.
+    other content (or judged against another label) and is never reused. The
+    licence of a row's text changes nothing the judge reads, so it is left out
+    (and rows scored before the field existed keep their hash).
     """
-    payload = json.dumps(row.model_dump(mode="json", exclude={"id"}), sort_keys=True, ensure_ascii=False)
+    payload = json.dumps(row.model_dump(mode="json", exclude={"id", "licence"}), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 

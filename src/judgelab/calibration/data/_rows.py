@@ -32,6 +32,9 @@ class LabelledRow(BaseModel):
     and the claim in ``response``; for relevancy rows ``user_text`` is the
     query, ``documents`` the context and ``response`` the answer.
 
+    ``licence`` names the licence of the row's text (an SPDX id where one
+    exists, e.g. ``CC-BY-SA-3.0``), for sets that are redistributed.
+
     Rows that belong together (for example the right and the hallucinated
     answer to one question) share ``meta["pair"]`` in the file; they form
     one resampling *unit* (see ``unit``) that cross-validation keeps in one
@@ -51,6 +54,7 @@ class LabelledRow(BaseModel):
     generator: str | None = None
     split: Literal["dev", "test"] | None = None
     group: str | None = None
+    licence: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("label", mode="before")

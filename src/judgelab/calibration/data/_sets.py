@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from judgelab.calibration.data._contamination import Exclusion
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import IMPORTERS, import_set
 from judgelab.calibration.data._rows import LabelledRow, load_rows
@@ -52,11 +53,16 @@ def default_set_path() -> Path:
     )
 
 
-def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False) -> tuple[list[LabelledRow], str, int]:
+def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False,
+                exclude: Exclusion | None = None) -> tuple[list[LabelledRow], str, int]:
     """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH``, ``d2c:SET`` or rows.
 
     ``d2c:SET`` is the deletion pairs (``deletion_pairs``) made from the
     consistent rows of ``SET``, any set spec this function takes.
+
+    ``exclude`` drops every row that overlaps its reference rows (by any kind:
+    ``OverlapIndex``) from the rows a set *reads*, before a generator makes
+    rows from them: a deletion pair is never built from an excluded parent.
 
     Returns
     -------
@@ -65,20 +71,25 @@ def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid
     if spec is None:
         path = default_set_path()
         ls = load_rows(path, skip_invalid=skip_invalid)
-        return list(ls.rows), str(path), len(ls.skipped)
+        return _kept(list(ls.rows), str(path), exclude), str(path), len(ls.skipped)
     if not isinstance(spec, (str, Path)):
-        return list(spec), "(rows)", 0
+        return _kept(list(spec), "(rows)", exclude), "(rows)", 0
     text = str(spec)
     kind, sep, rest = text.partition(":")
     if sep and kind == DELETION_PREFIX:
-        inner, _, skipped = resolve_set(rest, skip_invalid=skip_invalid)
+        inner, _, skipped = resolve_set(rest, skip_invalid=skip_invalid, exclude=exclude)
         return deletion_pairs(inner), text, skipped
     if sep and kind in IMPORTERS:
-        return import_set(kind, rest), text, 0
+        return _kept(import_set(kind, rest), text, exclude), text, 0
     if sep and not Path(text).exists() and len(kind) > 1:
-        raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {', '.join(IMPORTERS)}.")
+        known = ", ".join([*IMPORTERS, DELETION_PREFIX])
+        raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {known}.")
     ls = load_rows(text, skip_invalid=skip_invalid)
-    return list(ls.rows), text, len(ls.skipped)
+    return _kept(list(ls.rows), text, exclude), text, len(ls.skipped)
+
+
+def _kept(rows: list[LabelledRow], where: str, exclude: Exclusion | None) -> list[LabelledRow]:
+    return rows if exclude is None else exclude.keep(rows, where)
 
 
 def rows_by_task(

@@ -1,0 +1,102 @@
+"""Run the README's main job (``judgelab calibrate``) and keep what it printed and measured.
+
+    python benchmarks/quick_start.py --out runs/quickstart --results benchmarks/results/quickstart.json
+    python benchmarks/quick_start.py --model gemma-3-270m-judge-doc2 --out runs/quickstart-doc2 \\
+        --results benchmarks/results/quickstart-doc2.json --compare-with runs/quickstart
+
+It runs the command exactly as the README gives it (plus ``--out`` and ``--model`` when passed),
+captures what it printed (stdout, then every stderr line that is not a progress bar: warnings
+included), and writes one JSON file with the command, the commit, the CPU (``lscpu``'s model
+name), the printed text, and the figures the README and docs quote: per task the shipped
+threshold, balanced accuracy, AUROC and ECE with their intervals, and AUROC per group.
+``--compare-with RUN`` adds ``judgelab compare RUN OUT --task fact-check --json`` (paired, the
+same rows). ``tests/test_published_figures.py`` holds README and docs to these files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+_PROGRESS = re.compile(r"\d+%\||\r|it/s\]|s/it\]")
+
+
+def cpu_model() -> str:
+    """``lscpu``'s model name (or the platform's processor string where lscpu is missing)."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except OSError:
+        return platform.processor() or "unknown"
+    for line in out.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def commit() -> str | None:
+    out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO)
+    return out.stdout.strip() or None
+
+
+def printed(stdout: str, stderr: str) -> str:
+    """What a person sees once the progress bars are gone: stdout, then stderr's other lines."""
+    kept = [ln for ln in stderr.splitlines() if ln.strip() and not _PROGRESS.search(ln)]
+    return stdout.rstrip("\n") + ("\n" + "\n".join(kept) if kept else "")
+
+
+def figures(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Per task: the quoted figures, from metrics.json."""
+    out: dict[str, Any] = {}
+    for task, t in metrics.get("tasks", {}).items():
+        m = t.get("metrics", {})
+        entry: dict[str, Any] = {"n": t.get("counts", {}).get("n"), "threshold": (t.get("threshold") or {}).get("value")}
+        for name in ("auroc", "balanced_accuracy", "ece"):
+            if name in m and isinstance(m[name], dict):
+                entry[name] = m[name].get("value")
+                entry[f"{name}_ci"] = [m[name].get("low"), m[name].get("high")]
+            elif name in m:
+                entry[name] = m[name]
+        entry["heldout"] = t.get("heldout")
+        entry["by_group"] = {g: (v.get("auroc") if isinstance(v, dict) else None)
+                             for g, v in (t.get("by_group") or {}).items()}
+        out[task] = entry
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default="runs/quickstart", help="the run folder (reruns resume)")
+    p.add_argument("--model", help="a model id other than the default")
+    p.add_argument("--results", type=Path, default=REPO / "benchmarks" / "results" / "quickstart.json")
+    p.add_argument("--compare-with", metavar="RUN", help="a run on the same set to compare with (paired)")
+    args = p.parse_args(argv)
+    command = ["judgelab", "calibrate"] + (["--model", args.model] if args.model else []) + ["--out", args.out]
+    done = subprocess.run(command, capture_output=True, text=True)
+    text = printed(done.stdout, done.stderr)
+    print(text)
+    result: dict[str, Any] = {
+        "command": " ".join(command), "made_by": "python benchmarks/quick_start.py " + " ".join(argv or sys.argv[1:]),
+        "exit_code": done.returncode, "commit": commit(), "cpu": cpu_model(), "output": text,
+    }
+    metrics_path = Path(args.out) / "metrics.json"
+    if metrics_path.is_file():
+        result["tasks"] = figures(json.loads(metrics_path.read_text(encoding="utf-8")))
+    if args.compare_with:
+        cmp = ["judgelab", "compare", args.compare_with, args.out, "--task", "fact-check", "--json"]
+        c = subprocess.run(cmp, capture_output=True, text=True, check=True)
+        result["compare"] = {"command": " ".join(cmp), "a": args.compare_with, "b": args.out, **json.loads(c.stdout)}
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.results}")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
