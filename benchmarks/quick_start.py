@@ -51,23 +51,14 @@ def printed(stdout: str, stderr: str) -> str:
     return stdout.rstrip("\n") + ("\n" + "\n".join(kept) if kept else "")
 
 
+#: The parts of each task's metrics.json entry that README and docs quote.
+QUOTED = ("threshold", "headline", "rows", "heldout", "heldout_by_group", "calibration", "calibrator", "agreement",
+          "warnings")
+
+
 def figures(metrics: dict[str, Any]) -> dict[str, Any]:
-    """Per task: the quoted figures, from metrics.json."""
-    out: dict[str, Any] = {}
-    for task, t in metrics.get("tasks", {}).items():
-        m = t.get("metrics", {})
-        entry: dict[str, Any] = {"n": t.get("counts", {}).get("n"), "threshold": (t.get("threshold") or {}).get("value")}
-        for name in ("auroc", "balanced_accuracy", "ece"):
-            if name in m and isinstance(m[name], dict):
-                entry[name] = m[name].get("value")
-                entry[f"{name}_ci"] = [m[name].get("low"), m[name].get("high")]
-            elif name in m:
-                entry[name] = m[name]
-        entry["heldout"] = t.get("heldout")
-        entry["by_group"] = {g: (v.get("auroc") if isinstance(v, dict) else None)
-                             for g, v in (t.get("by_group") or {}).items()}
-        out[task] = entry
-    return out
+    """Per task: the quoted parts of metrics.json (``tasks.TASK.heldout.auroc.estimate``, ...)."""
+    return {task: {k: t[k] for k in QUOTED if t.get(k) is not None} for task, t in metrics.get("tasks", {}).items()}
 
 
 def main(argv: list[str] | None = None) -> int:
