@@ -104,14 +104,23 @@ class OverlapMatch:
 
 
 @dataclass
+class _Document:
+    """One document's normalised parts, computed once per distinct text."""
+
+    key: bytes
+    sentences: dict[bytes, str]
+    shingles: frozenset[bytes]
+    near: dict[int, float] | None = None  # reference row -> Jaccard, once looked up
+
+
+@dataclass
 class _Texts:
     """The normalised pieces of one row that the checks compare."""
 
     row: bytes
-    documents: list[bytes]
+    documents: list[_Document]
     claim: bytes | None
-    sentences: dict[bytes, str]
-    shingle_sets: list[frozenset[bytes]] = field(default_factory=list)
+    sentences: dict[bytes, str] = field(default_factory=dict)
 
 
 class OverlapIndex:
@@ -133,47 +142,48 @@ class OverlapIndex:
         self._sentences: dict[bytes, list[int]] = defaultdict(list)
         self._shingles: dict[bytes, list[tuple[int, int]]] = defaultdict(list)
         self._shingle_sizes: list[tuple[int, int]] = []  # (row index, size) per indexed document
-        self._doc_cache: dict[bytes, tuple[list[str], frozenset[bytes]]] = {}
+        self._doc_cache: dict[str, _Document] = {}
         for row in rows:
             self._add(row)
 
     def __len__(self) -> int:
         return len(self.rows)
 
-    def _document_parts(self, document: str) -> tuple[bytes, list[str], frozenset[bytes]]:
-        """(key, normalised sentences, shingle set) of one document, cached by its text."""
+    def _document(self, document: str) -> _Document:
+        """The parts of one document, cached by its text (documents repeat across rows: a FIB article,
+        a SummEdits transcript)."""
+        cached = self._doc_cache.get(document)
+        if cached is not None:
+            return cached
+        o = self.options
         norm = normalise_text(document)
-        key = _key(norm)
-        cached = self._doc_cache.get(key)
-        if cached is None:
-            sentences = [normalise_text(s) for s in split_sentences(document)]
-            words = norm.split()
-            n = self.options.shingle
-            shingles = (frozenset(_key(" ".join(words[i:i + n])) for i in range(len(words) - n + 1))
-                        if len(words) >= max(n, self.options.min_document_words) else frozenset())
-            cached = (sentences, shingles)
-            if len(self._doc_cache) < 200_000:
-                self._doc_cache[key] = cached
-        return key, cached[0], cached[1]
+        sentences = {}
+        for piece in split_sentences(document):
+            text = normalise_text(piece)
+            if len(text) >= o.min_sentence_chars:
+                sentences[_key(text)] = text
+        words = norm.split()
+        shingles = (frozenset(_key(" ".join(words[i:i + o.shingle])) for i in range(len(words) - o.shingle + 1))
+                    if len(words) >= max(o.shingle, o.min_document_words) else frozenset())
+        doc = _Document(_key(norm), sentences, shingles)
+        if len(self._doc_cache) < 500_000:
+            self._doc_cache[document] = doc
+        return doc
 
     def _texts(self, row: LabelledRow) -> _Texts:
         o = self.options
         claim_norm = normalise_text(row.response)
-        documents, sentences, shingle_sets = [], {}, []
-        for d in row.documents:
-            key, sents, shingles = self._document_parts(d)
-            documents.append(key)
-            shingle_sets.append(shingles)
-            for s in sents:
-                if len(s) >= o.min_sentence_chars:
-                    sentences[_key(s)] = s
-        for s in split_sentences(row.response) or [row.response]:
-            s = normalise_text(s)
-            if len(s) >= o.min_sentence_chars:
-                sentences[_key(s)] = s
-        row_key = _key("\x00".join([normalise_text(row.user_text), *map(bytes.hex, documents), claim_norm]))
+        documents = [self._document(d) for d in row.documents]
+        sentences: dict[bytes, str] = {}
+        for d in documents:
+            sentences.update(d.sentences)
+        for piece in split_sentences(row.response) or [row.response]:
+            text = normalise_text(piece)
+            if len(text) >= o.min_sentence_chars:
+                sentences[_key(text)] = text
+        row_key = _key("\x00".join([normalise_text(row.user_text), *(d.key.hex() for d in documents), claim_norm]))
         claim = _key(claim_norm) if len(claim_norm) >= o.min_claim_chars else None
-        return _Texts(row_key, documents, claim, sentences, shingle_sets)
+        return _Texts(row_key, documents, claim, sentences)
 
     def _add(self, row: LabelledRow) -> None:
         i = len(self.rows)
@@ -181,34 +191,43 @@ class OverlapIndex:
         t = self._texts(row)
         self._by["row"][t.row].append(i)
         for d in t.documents:
-            self._by["document"][d].append(i)
+            self._by["document"][d.key].append(i)
         if t.claim is not None:
             self._by["claim"][t.claim].append(i)
-        for s in t.sentences:
-            self._sentences[s].append(i)
-        for shingles in t.shingle_sets:
-            if shingles:
+        for key in t.sentences:
+            self._sentences[key].append(i)
+        for d in t.documents:
+            if d.shingles:
                 doc_index = len(self._shingle_sizes)
-                self._shingle_sizes.append((i, len(shingles)))
-                for sh in shingles:
+                self._shingle_sizes.append((i, len(d.shingles)))
+                for sh in d.shingles:
                     self._shingles[sh].append((doc_index, i))
 
-    def _near_duplicates(self, shingle_sets: Sequence[frozenset[bytes]]) -> dict[int, float]:
+    def _near_duplicates(self, documents: Sequence[_Document]) -> dict[int, float]:
         """Reference row index -> the best Jaccard similarity of one of its documents with one of these."""
         best: dict[int, float] = {}
-        for shingles in shingle_sets:
-            if not shingles:
-                continue
-            hits: Counter[int] = Counter()
-            for sh in shingles:
-                for doc_index, _ in self._shingles.get(sh, ()):
-                    hits[doc_index] += 1
-            for doc_index, inter in hits.items():
-                ref_row, size = self._shingle_sizes[doc_index]
-                jaccard = inter / (len(shingles) + size - inter)
-                if jaccard >= self.options.near_duplicate and jaccard > best.get(ref_row, 0.0):
+        for doc in documents:
+            if doc.near is None:  # once per distinct document: the reference set does not change
+                doc.near = self._near_one(doc.shingles)
+            for ref_row, jaccard in doc.near.items():
+                if jaccard > best.get(ref_row, 0.0):
                     best[ref_row] = jaccard
         return best
+
+    def _near_one(self, shingles: frozenset[bytes]) -> dict[int, float]:
+        found: dict[int, float] = {}
+        if not shingles or not self._shingles:
+            return found
+        hits: Counter[int] = Counter()
+        for sh in shingles:
+            for doc_index, _ in self._shingles.get(sh, ()):
+                hits[doc_index] += 1
+        for doc_index, inter in hits.items():
+            ref_row, size = self._shingle_sizes[doc_index]
+            jaccard = inter / (len(shingles) + size - inter)
+            if jaccard >= self.options.near_duplicate and jaccard > found.get(ref_row, 0.0):
+                found[ref_row] = jaccard
+        return found
 
     def matches(self, row: LabelledRow) -> list[OverlapMatch]:
         """Every reference row that ``row`` overlaps, each once, under its strongest kind (``OVERLAP_KINDS``)."""
@@ -222,12 +241,12 @@ class OverlapIndex:
 
         note("row", self._by["row"].get(t.row, ()))
         for d in t.documents:
-            note("document", self._by["document"].get(d, ()))
+            note("document", self._by["document"].get(d.key, ()))
         if t.claim is not None:
             note("claim", self._by["claim"].get(t.claim, ()), normalise_text(row.response)[:120])
         for key, text in t.sentences.items():
             note("sentence", self._sentences.get(key, ()), text[:120])
-        for i, jaccard in sorted(self._near_duplicates(t.shingle_sets).items()):
+        for i, jaccard in sorted(self._near_duplicates(t.documents).items()):
             note("near-duplicate", (i,), f"{jaccard:.2f}")
         return list(found.values())
 
