@@ -76,6 +76,11 @@ from judgelab.calibration.scoring import (
     run,
 )
 from judgelab.calibration.analysis import (
+    MIN_INTERVAL_UNITS,
+    RunCompleteness,
+    check_publishable,
+    interval_warning,
+    run_completeness,
     ShortcutReport,
     shortcut_baselines,
     AbstainBand,
@@ -183,6 +188,11 @@ from judgelab.calibration.robustness import (
 )
 
 __all__ = [
+    "MIN_INTERVAL_UNITS",
+    "RunCompleteness",
+    "check_publishable",
+    "interval_warning",
+    "run_completeness",
     "CascadeFit",
     "CascadeFitOptions",
     "CascadePolicy",

@@ -81,8 +81,10 @@ def _record(
 
 
 def score_batch(
-    evaluator: Evaluator, batch: Sequence[LabelledRow], identity: EvaluatorIdentity | None = None
+    evaluator: Evaluator, batch: Sequence[LabelledRow], identity: EvaluatorIdentity | None = None,
+    errors: dict[str, BaseException] | None = None,
 ) -> list[dict[str, Any]]:
+    """One record dict per row of ``batch``; a row that raises gets an error record (its exception in ``errors``)."""
     t0 = time.perf_counter()
     try:
         responses = evaluate_many(evaluator, [r.to_request() for r in batch])
@@ -91,10 +93,12 @@ def score_batch(
     except Exception as exc:  # isolate the failing row(s)
         if len(batch) == 1:
             logger.warning("row %s failed: %s", batch[0].id, exc)
+            if errors is not None:
+                errors[batch[0].id] = exc
             return [_record(batch[0], None, time.perf_counter() - t0, evaluator, f"{type(exc).__name__}: {exc}", identity)]
         out = []
         for row in batch:
-            out.extend(score_batch(evaluator, [row], identity))
+            out.extend(score_batch(evaluator, [row], identity, errors))
         return out
     if len(responses) != len(batch):
         raise JudgelabError(
