@@ -25,6 +25,8 @@ The flow, one sub-package a step (each imports only those before it)::
 """
 
 from judgelab.calibration.data import (
+    SPREAD_UNITS,
+    spread_limit,
     IMPORTERS,
     LabelledRow,
     LabelledSet,
@@ -188,6 +190,8 @@ from judgelab.calibration.robustness import (
 )
 
 __all__ = [
+    "SPREAD_UNITS",
+    "spread_limit",
     "MIN_INTERVAL_UNITS",
     "RunCompleteness",
     "check_publishable",

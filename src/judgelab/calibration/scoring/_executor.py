@@ -23,8 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
 from judgelab.calibration.data import LabelledRow
-from judgelab.calibration.scoring._batch import score_batch
-from judgelab.errors import JudgelabError, RemoteError
+from judgelab.calibration.scoring._batch import is_unreachable, score_batch
+from judgelab.errors import JudgelabError
 
 __all__ = [
     "BLOCK_KEYS",
@@ -201,11 +201,6 @@ def plan_blocks(
     return blocks
 
 
-def is_unreachable(exc: BaseException) -> bool:
-    """Whether a row failed because the judge's server could not be reached (after the client's retries)."""
-    return isinstance(exc, RemoteError) and exc.reason == "unreachable"
-
-
 def score_rows(evaluator: Any, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, Any]]]:
     """Score rows in ``batch_size`` batches with a built evaluator, yielding each batch's records.
 
@@ -226,7 +221,7 @@ def score_rows(evaluator: Any, rows: Sequence[LabelledRow], *, batch_size: int) 
         if streak >= STOP_AFTER_UNREACHABLE:
             left = len(rows) - start - len(records)
             if left:
-                logger.error("the judge server stopped answering (%d rows in a row could not reach it): "
+                logger.info("the judge server stopped answering (%d rows in a row could not reach it): "
                              "stopping with %d rows left unscored; run again to resume", streak, left)
             return
 
