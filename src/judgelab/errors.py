@@ -20,7 +20,8 @@ so that callers (the server, the CLI) can build their own messages.
     ├── ParameterTypeError        a parameter of the wrong type (also TypeError)
     ├── PolicyMismatchError       a decision policy was calibrated for another judge
     ├── ExecutorError             an executor (Ray) is missing or lost its replicas
-    └── RemoteError               a remote judge's server refused, failed or answered without what was asked
+    ├── RemoteError               a remote judge's server refused, failed or answered without what was asked
+    └── PartialRunError           rows of a run failed: no figures are published from it (the CLI exits 3)
 """
 
 from __future__ import annotations
@@ -42,7 +43,13 @@ __all__ = [
     "PolicyMismatchError",
     "ExecutorError",
     "RemoteError",
+    "PartialRunError",
+    "PARTIAL_RUN_EXIT",
 ]
+
+#: The exit code of a command whose run lost rows (``PartialRunError``): neither success (0), a failed
+#: check (1) nor a user error (2).
+PARTIAL_RUN_EXIT = 3
 
 
 class JudgelabError(Exception):
@@ -206,3 +213,21 @@ class RemoteError(JudgelabError):
         self.url = url
         self.status = status
         self.reason = reason
+
+
+class PartialRunError(JudgelabError):
+    """Rows of a run failed (or were never scored), so the run publishes no figures.
+
+    ``n_failed`` of ``n_rows`` rows have no score; ``first_error`` is the
+    first failure's message; ``stopped_early`` is true when scoring stopped
+    because the judge stopped answering. The scores written so far are kept:
+    the same command resumes, scoring only the missing rows.
+    """
+
+    def __init__(self, message: str, *, n_failed: int, n_rows: int, first_error: str = "",
+                 stopped_early: bool = False) -> None:
+        super().__init__(message)
+        self.n_failed = n_failed
+        self.n_rows = n_rows
+        self.first_error = first_error
+        self.stopped_early = stopped_early

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tomllib
 import logging
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ __all__ = [
     "ModelSpec",
     "RemoteSpec",
     "REMOTE_SCHEMES",
+    "REMOTE_CHUNK_TOKENS",
     "remote_spec",
     "PromptFormat",
     "TaskFormat",
@@ -343,7 +345,7 @@ def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
         two different files declare it (the message names both).
     """
     text = str(id_or_path)
-    if text.split(":", 1)[0] in REMOTE_SCHEMES and "://" in text:
+    if _REMOTE_FORM.match(text):  # SCHEME:http(s)://...: a known scheme, or a typo that gets the scheme list
         return remote_spec(text)
     if text.endswith(".toml"):
         return _read_spec(Path(text).expanduser())
@@ -377,13 +379,35 @@ REMOTE_SCHEMES: dict[str, tuple[str, str | None]] = {
 }
 
 
+#: ``SCHEME:http://...`` (or https): a remote judge's short form, whatever the scheme (an unknown one is
+#: refused by ``remote_spec`` with the list of known schemes).
+_REMOTE_FORM = re.compile(r"^[A-Za-z][A-Za-z0-9+._-]*:https?://")
+
+
+#: Document chunk length (tokens) of a remote judge in short form whose model name is no known spec id:
+#: the shipped small judges' base value. A served model with a spec here (``#gemma-3-270m-judge``) reads
+#: with that spec's ``chunk_tokens``, context and family, as in process; for another model, write a spec
+#: file with its own ``chunk_tokens`` (docs/remote.md).
+REMOTE_CHUNK_TOKENS = 700
+
+
+def _known_reading(model: str) -> ModelSpec | None:
+    """The local spec whose id is the served model's name (``NAME`` or ``NAME:latest``), if one is known."""
+    name = model.removesuffix(":latest")
+    scan = scan_specs()
+    return next((s for s in scan.specs if s.id == name and s.remote is None), None)
+
+
 def remote_spec(ref: str) -> ModelSpec:
     """The spec of a remote judge named in short form: ``SCHEME:URL#MODEL``.
 
     ``SCHEME`` is one of ``REMOTE_SCHEMES`` (``openai``, ``openai-completions``, ``ollama``,
     ``decisions``, ``openai+text``, ``ollama+text``); ``MODEL`` is the server's model name.
     Chat protocols let the server apply its chat template (no system prompt); completions use
-    the default raw template. The family is ``unknown``: write a spec file to name it.
+    the default raw template. When ``MODEL`` is a known spec id (``gemma-3-270m-judge``, or
+    ``NAME:latest``), the spec's family, context length and ``chunk_tokens`` are taken from it, so
+    that long documents are cut as in process; otherwise the family is ``unknown`` and documents
+    are cut into ``REMOTE_CHUNK_TOKENS`` (700) token chunks: write a spec file to say otherwise.
 
     Raises
     ------
@@ -401,12 +425,15 @@ def remote_spec(ref: str) -> ModelSpec:
         raise SpecError(f"Remote model {ref!r} does not name the server's model; add #NAME, e.g. {ref}#judge.")
     protocol, key_env = REMOTE_SCHEMES[scheme]
     style = "raw" if protocol == "openai-completions" else "chat"
+    known = _known_reading(model)
     return ModelSpec(
         id=model,
-        family="unknown",
+        family=known.family if known else "unknown",
         description=f"remote judge {model} at {url} ({protocol})",
         backends=["remote"],
-        context_length=8192,
+        context_length=known.context_length if known else 8192,
+        chunk_tokens=(known.chunk_tokens if known else None) or REMOTE_CHUNK_TOKENS,
+        self_generators=list(known.self_generators) if known else [],
         prompt=PromptFormat(style=style),
         remote=RemoteSpec(url=url.rstrip("/"), protocol=protocol, model=model, api_key_env=key_env,
                           mode="text" if scheme.endswith("+text") else "logprobs",

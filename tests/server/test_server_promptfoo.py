@@ -127,3 +127,56 @@ def test_promptfoo_http_provider_eval_against_decisions(tmp_path, base_url, api_
         "tests": _tests(),
     }
     _check_green(_run_eval(tmp_path, config))
+
+
+RUBRIC_ROWS = [("The Eiffel Tower is in Paris, France.", "The output says the Eiffel Tower is in Paris."),
+               ("Water boils at 100 degrees Celsius at sea level.", "The output says water boils at 50 degrees.")]
+
+
+def _p_pass(base_url: str, api_key: str, output: str, rubric: str) -> float:
+    """P(pass) as the server grades one rubric (the user message promptfoo's default rubric prompt sends)."""
+    import httpx
+
+    body = {"model": MODEL, "messages": [{"role": "system", "content": "You are grading output according to a "
+                                          "user-specified rubric."},
+                                         {"role": "user", "content": f"<Output>\n{output}\n</Output>\n<Rubric>\n"
+                                          f"{rubric}\n</Rubric>"}]}
+    got = httpx.post(f"{base_url}/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {api_key}"},
+                     timeout=300).json()
+    graded = json.loads(got["choices"][0]["message"]["content"])
+    assert set(graded) == {"pass", "score", "reason"} and graded["score"] == got["judgelab"]["probability"]
+    assert f"P(pass) = {graded['score']:.4f}" in graded["reason"] and "threshold" in graded["reason"]
+    assert graded["pass"] == (graded["score"] >= 0.5)  # the server's default --grader-threshold
+    return float(graded["score"])
+
+
+def test_promptfoo_llm_rubric_passes_and_fails_on_p_pass_against_its_threshold(judge_model, base_url, api_key,
+                                                                                 tmp_path):
+    """promptfoo's llm-rubric with judgelab serve as grader: score is P(pass), and the assertion's threshold
+    decides on it (a grader threshold of 0 leaves the decision to promptfoo's threshold alone)."""
+    _promptfoo_version()
+    from judgelab.server import ServerConfig, ServerThread, create_app
+
+    probabilities = [_p_pass(base_url, api_key, out, rubric) for out, rubric in RUBRIC_ROWS]
+    assert all(0.0 < p < 1.0 for p in probabilities)  # probabilities, not verdicts
+    server = ServerThread(create_app(judge_model, ServerConfig(api_key=api_key, grader_threshold=0.0)),
+                          host="127.0.0.1", port=0).start()
+    try:
+        grader = {"id": f"openai:chat:{MODEL}", "config": {"apiBaseUrl": f"{server.url}/v1", "apiKey": api_key}}
+        tests = [{"vars": {"text": out}, "description": f"{i}:{side}",
+                  "assert": [{"type": "llm-rubric", "value": rubric, "threshold": p + delta}]}
+                 for i, ((out, rubric), p) in enumerate(zip(RUBRIC_ROWS, probabilities))
+                 for side, delta in (("below", -0.002), ("above", 0.002))]
+        config = {"description": "judgelab serve as promptfoo's llm-rubric grader", "prompts": ["{{text}}"],
+                  "providers": ["echo"], "defaultTest": {"options": {"provider": grader}}, "tests": tests}
+        results = _run_eval(tmp_path, config)
+    finally:
+        server.stop()
+    rows = results["results"]["results"]
+    assert len(rows) == 4, rows
+    for row in rows:
+        i, side = row["testCase"]["description"].split(":")
+        component = row["gradingResult"]["componentResults"][0]
+        assert abs(component["score"] - probabilities[int(i)]) < 1e-9, component
+        assert row["success"] is (side == "below"), (row["testCase"]["description"], component)
+        assert "P(pass) = " in component["reason"], component

@@ -25,6 +25,8 @@ The flow, one sub-package a step (each imports only those before it)::
 """
 
 from judgelab.calibration.data import (
+    SPREAD_UNITS,
+    spread_limit,
     IMPORTERS,
     Exclusion,
     OverlapIndex,
@@ -81,6 +83,11 @@ from judgelab.calibration.scoring import (
     run,
 )
 from judgelab.calibration.analysis import (
+    MIN_INTERVAL_UNITS,
+    RunCompleteness,
+    check_publishable,
+    interval_warning,
+    run_completeness,
     ShortcutReport,
     shortcut_baselines,
     AbstainBand,
@@ -188,6 +195,13 @@ from judgelab.calibration.robustness import (
 )
 
 __all__ = [
+    "SPREAD_UNITS",
+    "spread_limit",
+    "MIN_INTERVAL_UNITS",
+    "RunCompleteness",
+    "check_publishable",
+    "interval_warning",
+    "run_completeness",
     "CascadeFit",
     "CascadeFitOptions",
     "CascadePolicy",

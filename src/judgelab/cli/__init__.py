@@ -3,6 +3,13 @@
 Each sub-command lives in its own module that exposes ``register(subparsers)``;
 ``register`` adds a parser whose ``func`` default takes the parsed arguments
 and returns an exit code.
+
+Exit codes: 0 success; 1 a check failed (``gate``, ``check``); 2 a user error
+(bad input, options or files: one line on stderr); 3 a partial run (rows of a
+``calibrate``, ``stress``, ``gate``, ``cascade`` or ``tune`` run failed, so no
+figures were published: one line says how many, the first error, and that the
+same command resumes; ``--allow-partial`` publishes them "on N of M rows");
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import importlib
 import logging
 import sys
 
-from judgelab.errors import JudgelabError
+from judgelab.errors import PARTIAL_RUN_EXIT, JudgelabError, PartialRunError
 
 # Sub-command modules, in the order ``judgelab --help`` lists them.
 COMMAND_MODULES = (
@@ -36,7 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judgelab",
         description="Small LLM judges with probabilities, evaluators, servers and calibration.",
+        epilog="Exit codes: 0 success; 1 a check failed (gate, check); 2 a user error; 3 a partial run "
+        "(rows failed: no figures published unless --allow-partial; the same command resumes); 130 interrupted.",
     )
+    from judgelab import __version__
+
+    parser.add_argument("--version", action="version", version=f"judgelab {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -56,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except PartialRunError as exc:
+        print(f"judgelab {args.command}: partial run: {exc}", file=sys.stderr)
+        return PARTIAL_RUN_EXIT
     except JudgelabError as exc:
         print(f"judgelab {args.command}: error: {exc}", file=sys.stderr)
         return 2  # a user error: bad input, options or files

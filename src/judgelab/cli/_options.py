@@ -64,3 +64,20 @@ def print_help_of(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespa
         return 2
 
     return run
+
+
+def add_allow_partial(p: argparse.ArgumentParser) -> None:
+    """``--allow-partial``: publish figures from a run in which rows failed (else exit 3, nothing published)."""
+    p.add_argument("--allow-partial", action="store_true",
+                   help="publish figures even when rows failed to score (the headline then says 'on N of M "
+                   "rows'); without it such a run exits 3, writes no headline, threshold, calibrator or policy, "
+                   "and the same command resumes")
+
+
+def print_interval_warning(units: object, intervals: object = None, *, what: str = "intervals") -> None:
+    """Print the analysis's warning (``interval_warning``) when intervals over ``units`` cannot vary."""
+    from judgelab.calibration import interval_warning
+
+    warning = interval_warning(units, intervals, what=what)  # type: ignore[arg-type]
+    if warning:
+        print(f"  warning: {warning}")

@@ -144,8 +144,22 @@ def read_input(spec: str, *, task: str, unlabelled: bool = False) -> Input:
 
 
 def score_input(inp: Input, *, model: str | None, out: Path, threads: int | None = None,
-                progress: bool = True) -> list[ScoreRecord]:
-    """The records of ``inp``: as read when it was scored, else scored with ``model``'s default evaluator."""
+                progress: bool = True, allow_partial: bool = True) -> list[ScoreRecord]:
+    """The records of ``inp``: as read when it was scored, else scored with ``model``'s default evaluator.
+
+    With ``allow_partial`` false, records in which rows failed raise ``PartialRunError`` (the analysis's
+    ``check_publishable`` decides).
+    """
+    records = _score_input(inp, model=model, out=out, threads=threads, progress=progress)
+    if not allow_partial:
+        from judgelab.calibration import check_publishable, run_completeness
+
+        n_rows = len(inp.rows) if inp.rows is not None else len(records)
+        check_publishable(run_completeness(records, n_rows), allow_partial=False, command="gate")
+    return records
+
+
+def _score_input(inp: Input, *, model: str | None, out: Path, threads: int | None, progress: bool) -> list[ScoreRecord]:
     if inp.records is not None:
         return inp.records
     from judgelab.calibration import run
@@ -170,7 +184,7 @@ def score_input(inp: Input, *, model: str | None, out: Path, threads: int | None
 
 
 def records_for(spec: str, *, task: str, model: str | None, out: Path, unlabelled: bool = False,
-                threads: int | None = None, progress: bool = True) -> list[Any]:
+                threads: int | None = None, progress: bool = True, allow_partial: bool = True) -> list[Any]:
     """Records for ``spec``: read when it is already scored, else scored with ``model``'s default evaluator."""
     inp = read_input(spec, task=task, unlabelled=unlabelled)
-    return score_input(inp, model=model, out=out, threads=threads, progress=progress)
+    return score_input(inp, model=model, out=out, threads=threads, progress=progress, allow_partial=allow_partial)

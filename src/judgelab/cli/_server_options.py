@@ -49,6 +49,9 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
                    help="seconds an idle kept-alive connection stays open (default 5)")
     p.add_argument("--max-connections", type=int, default=512,
                    help="connections and requests at once; more get 503 (default 512)")
+    p.add_argument("--grader-threshold", type=float, default=0.5,
+                   help="P(pass) at or above which a promptfoo llm-rubric grading request passes (default 0.5); "
+                   "its score is P(pass), which promptfoo's threshold reads (docs/harnesses.md)")
     p.add_argument("--max-header-bytes", type=int, default=64 * 1024,
                    help="largest request head in bytes (default 64 KiB)")
 
@@ -80,5 +83,6 @@ def server_config(args: argparse.Namespace, **extra: Any) -> ServerConfig:
         keep_alive_timeout_s=args.keep_alive_timeout,
         max_connections=args.max_connections,
         max_header_bytes=args.max_header_bytes,
+        grader_threshold=getattr(args, "grader_threshold", 0.5),
         **extra,
     )

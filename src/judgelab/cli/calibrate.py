@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from judgelab.specs import DEFAULT_MODEL_ID
 
 from judgelab.cli._executor_options import add_executor_arguments, executor_from_args, print_executor_report
-from judgelab.cli._options import open_unit, positive_int, threshold_strategy
+from judgelab.cli._options import add_allow_partial, open_unit, positive_int, threshold_strategy
 from judgelab.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -38,7 +38,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--self-generators", metavar="PATTERNS",
                    help="comma-separated fnmatch patterns of the judge's own family (default: the model spec's)")
     p.add_argument("--target-error", type=open_unit, default=0.1, help="error target among decided rows for the abstain band")
-    p.add_argument("--limit", type=positive_int, help="score at most this many rows per task")
+    p.add_argument("--limit", type=positive_int,
+                   help="score at most this many rows per task: whole units (rows sharing meta.pair) spread over "
+                   "the set, both labels, seeded by --seed; not the first rows")
     p.add_argument("--skip-invalid", action="store_true", help="skip malformed rows instead of stopping")
     p.add_argument("--batch-size", type=positive_int, default=8, help="rows per evaluate_many call (default 8)")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
@@ -48,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", default="runs/calibrate", help="output folder (default runs/calibrate); reruns resume")
+    add_allow_partial(p)
     from judgelab.cli.stress import add_stress_options
 
     p.add_argument("--stress", action="store_true", help="also run the stress tests (see 'judgelab stress')")
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             threshold_strategy=args.threshold_strategy, calibrator=args.calibrator, self_generators=patterns,
             target_error=args.target_error, limit=args.limit, skip_invalid=args.skip_invalid,
             batch_size=args.batch_size, n_resamples=args.resamples, seed=args.seed,
-            progress=not args.no_progress, figures=not args.no_plots,
+            progress=not args.no_progress, figures=not args.no_plots, allow_partial=args.allow_partial,
         ),
     )
     print_executor_report(executor)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judgelab.cli._options import print_help_of
+from judgelab.cli._options import add_allow_partial, print_help_of, print_interval_warning
 from judgelab.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     f.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the held-out intervals")
     f.add_argument("--no-plots", action="store_true", help="skip cascade.png")
     f.add_argument("--out", default="runs/cascade", help="output folder for cascade.json and cascade.md (default runs/cascade)")
+    add_allow_partial(f)
     f.set_defaults(func=run_fit)
     p.set_defaults(func=print_help_of(p))
 
@@ -78,11 +79,14 @@ def _load(runs: Sequence[str], task: str | None) -> tuple[list[list[ScoreRecord]
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    from judgelab.calibration import CascadeFitOptions, aligned_stages, fit_cascade, heldout_cascade, write_cascade_report
+    from judgelab.calibration import (CascadeFitOptions, aligned_stages, check_publishable, fit_cascade, heldout_cascade,
+                                      run_completeness, write_cascade_report)
 
     if not args.runs:
         raise ParameterError("judgelab cascade fit needs at least one run (one per stage).")
     records, set_name, _ = _load(args.runs, args.task)
+    for stage in records:  # a stage whose rows failed is a partial run: no cascade is fitted from it
+        check_publishable(run_completeness(stage), allow_partial=args.allow_partial, command="cascade fit")
     options = CascadeFitOptions(alpha=args.alpha, delta=args.delta, costs=_costs(args.cost, len(records)),
                                 abstain_cost=args.abstain_cost, seed=args.seed)
     policy = fit_cascade(records, options, runs=[str(r) for r in args.runs], set_name=set_name)
@@ -95,6 +99,7 @@ def run_fit(args: argparse.Namespace) -> int:
     if held:
         for name, st in held["systems"].items():
             print(f"  held-out {name}: coverage {st['coverage_text']}, error {st['error_text']}, cost {st['cost_text']}")
+        print_interval_warning([r.unit for r in records[0] if r.ok], what="held-out cascade intervals")
     print(f"cascade: {path}\nreport: {report}")
     return 0
 
@@ -106,5 +111,6 @@ def run_jury(args: argparse.Namespace) -> int:
     report = jury_report(records, combine=args.combine, thresholds=thresholds, n_resamples=args.resamples)
     path = report.write(Path(args.out) / "jury.md")
     print("\n".join(report.lines()))
+    print_interval_warning([r.unit for r in records[0] if r.ok], what="jury intervals")
     print(f"report: {path}")
     return 0

@@ -26,17 +26,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import compare_runs
+    from judgelab.calibration import compare_runs, interval_warning
 
     a, _, ta, _ = load_run(args.run_a, args.task)
     b, _, tb, _ = load_run(args.run_b, args.task)
     c = compare_runs(a, b, threshold_a=ta, threshold_b=tb, n_resamples=args.resamples, seed=args.seed)
+    shared = {r.id for r in b if r.ok}
+    warning = interval_warning([r.unit for r in a if r.ok and r.id in shared], c.difference,
+                               what="paired-difference intervals")
     if args.json:
-        print(json.dumps(c.to_dict(), indent=2))
+        print(json.dumps(c.to_dict() | ({"warnings": [warning]} if warning else {}), indent=2))
         return 0
     print(f"{c.n} shared rows (A threshold {ta:.3f}, B threshold {tb:.3f}); paired bootstrap: {c.resampling.describe()}")
     print(f"{'metric':<20}{'A':>8}{'B':>8}   B - A [95% CI]")
     for k, d in c.difference.items():
         print(f"{k:<20}{c.metrics_a[k]:>8.3f}{c.metrics_b[k]:>8.3f}   {d:+.3f}")
     print(f"McNemar: only A right {c.mcnemar_b}, only B right {c.mcnemar_c}, p = {c.mcnemar_p:.3g}")
+    if warning:
+        print(f"warning: {warning}")
     return 0

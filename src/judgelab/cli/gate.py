@@ -44,25 +44,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--threads", type=int, help="CPU threads for the model")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    from judgelab.cli._options import add_allow_partial
+
+    add_allow_partial(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import GateBootstrap, GateFloors, gate
+    from judgelab.calibration import interval_warning
     from judgelab.cli._runs import load_run, records_for
 
     floors = GateFloors(args.min_rows, args.min_kappa)
     floors.check()  # before any run is read or set scored
     base, task, threshold, meta = load_run(args.baseline, args.task)
     model = args.model or next((r.model for r in base if r.model), None) or meta.model
-    new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads)
+    new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads,
+                      allow_partial=args.allow_partial)
     result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
                   label_tolerance=args.label_tolerance, max_label_changes=args.max_label_changes,
                   resampling=GateBootstrap(n_resamples=args.resamples, seed=args.seed), floors=floors)
+    warning = interval_warning([r.unit for r in new if r.ok], what="gate intervals")
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(result.to_dict() | ({"warnings": [warning]} if warning else {}), indent=2))
         return 0 if result.passed else 1
     print(f"judgelab gate: FAIL: {result.reason}" if not result.passed else f"judgelab gate: ok ({task})")
     for line in result.lines():
         print(f"  {line}")
+    if warning:
+        print(f"  warning: {warning}")
     return 0 if result.passed else 1

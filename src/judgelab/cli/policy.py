@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import LTTSettings, fit_and_save_policy
+    from judgelab.cli._options import print_interval_warning
     from judgelab.cli._runs import load_run
 
     records, task, _, meta = load_run(args.run, args.task)
@@ -40,5 +41,6 @@ def run(args: argparse.Namespace) -> int:
     if held:
         print(f"  held-out ({held['mode']}): coverage {held['coverage_text']}, {policy.risk} among decided "
               f"{held['risk_text']} on {held['n']} rows")
+    print_interval_warning([r.unit for r in records if r.ok], what="policy intervals")
     print(f"policy: {out}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from judgelab.cli._options import add_allow_partial, print_interval_warning
 from judgelab.specs import DEFAULT_MODEL_ID
 
 
@@ -39,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--threshold-strategy", default="balanced_accuracy", help="as for calibrate (default balanced_accuracy)")
     p.add_argument("--calibrator", default="auto", choices=("auto", "raw", "temperature", "platt", "isotonic"),
                    help="as for calibrate")
-    p.add_argument("--limit", type=int, help="stress at most this many rows per task")
+    p.add_argument("--limit", type=int, help="stress at most this many rows per task: whole units spread over the "
+                   "set, both labels, seeded by --seed (as for calibrate)")
     p.add_argument("--batch-size", type=int, default=8, help="rows per evaluate_many call (default 8)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the perturbations, folds and bootstrap (default 0)")
@@ -49,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", default="runs/stress", help="output folder (default runs/stress); reruns resume")
     add_stress_options(p)
+    add_allow_partial(p)
     p.set_defaults(func=run)
 
 
@@ -66,13 +69,18 @@ def run(args: argparse.Namespace) -> int:
             attacks=args.attacks, attacks_file=args.attacks_file, consistency=checks, fence=args.fence,
             label_mass=args.label_mass, limit=args.limit, threshold_strategy=args.threshold_strategy,
             calibrator=args.calibrator, batch_size=args.batch_size, n_resamples=args.resamples, seed=args.seed,
-            progress=not args.no_progress, figures=not args.no_plots,
+            progress=not args.no_progress, figures=not args.no_plots, allow_partial=args.allow_partial,
         ),
     )
     for task, a in result.calibration.analyses.items():
         print(f"{task}: {a.headline()}")
+        for warning in a.warnings():
+            print(f"  warning: {warning}")
     for task, s in result.tasks.items():
-        print(f"{task} robustness: {s.headline()}")
+        partial = f"Partial run, {s.n_errors} stressed row(s) failed: " if s.n_errors else ""
+        print(f"{task} robustness: {partial}{s.headline()}")
+        print_interval_warning([r.unit for r in result.calibration.records if r.task == task and r.ok],
+                               what="robustness intervals")
         if s.fence is not None:
             print(f"  fenced template: {s.fence.verdict()}")
     print(f"report: {result.files['report_html']}")

@@ -2,9 +2,13 @@
 
 A remote judge has no tokenizer and no logits here: the server owns both.
 The backend answers the protocol's facts (name, context, template) and
-counts tokens by an estimate, which evaluators use to size document chunks
-and check the context; the server's own token counts come back with every
-answer (``RemoteJudgeModel.usage``). The numeric calls (``label_logits``,
+counts tokens, which evaluators use to size document chunks and check the
+context: with the served model's own tokenizer where the server exposes one
+(``POST /tokenize`` at the server's root, as ``judgelab serve`` and
+llama.cpp's server do; ``ServedTokenizer``), so that long documents are cut
+into the chunks the model in process reads, and by an estimate otherwise.
+The server's own token counts come back with every answer
+(``RemoteJudgeModel.usage``). The numeric calls (``label_logits``,
 ``next_logits``) are refused: a remote judge is asked by text
 (``RemoteJudgeModel.judge_many``).
 """
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from judgelab.engine._backend import BackendFacts
+from judgelab.engine._remote_tokens import ServedTokenizer
 from judgelab.errors import JudgelabError
 from judgelab.specs import RemoteSpec
 
@@ -63,6 +68,7 @@ class RemoteBackend:
         self.remote = spec
         self.client = client
         self.n_ctx = n_ctx
+        self.served_tokenizer = ServedTokenizer(client)
 
     @property
     def tokens_evaluated(self) -> int:
@@ -70,11 +76,13 @@ class RemoteBackend:
         return self.client.counts["prompt_tokens"]
 
     def facts(self) -> BackendFacts:
-        return BackendFacts(architecture=f"remote ({self.remote.protocol})", device=self.remote.url,
-                            tokenizer="none here (token counts are estimates; the server's come with its answers)")
+        tokenizer = ("the server's (POST /tokenize)" if self.served_tokenizer.available
+                     else "none here (token counts are estimates; the server's come with its answers)")
+        return BackendFacts(architecture=f"remote ({self.remote.protocol})", device=self.remote.url, tokenizer=tokenizer)
 
     def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
-        return ([0] if add_bos else []) + estimate_tokens(text)
+        served = self.served_tokenizer.tokens(text)
+        return ([0] if add_bos else []) + (served if served is not None else estimate_tokens(text))
 
     def tokenize_pieces(self, pieces: Sequence[tuple[str, bool]], *, add_bos: bool) -> list[int]:
         return self.tokenize("".join(text for text, _ in pieces), add_bos=add_bos)

@@ -4,7 +4,12 @@ One ``RemoteClient`` per remote judge. It posts JSON and returns JSON, and
 turns every way a request can fail into one ``RemoteError`` whose message is
 one line that says what to do:
 
-- no answer at all (a wrong host or port): ``unreachable``, not retried;
+- no answer at all (a wrong host or port, a server that stopped):
+  ``unreachable``, retried up to ``connect_retries`` times with backoff
+  (``retry=False``, as the up-front check asks, fails at once); once a
+  server has been unreachable through those retries, later requests try once
+  until one is answered, so that a run against a dead server fails each row
+  fast (and ``calibrate`` stops after a few such rows);
 - 401 / 403: ``unauthorized`` (the key in ``api_key_env`` is missing or wrong);
 - 404: ``not_found`` (a wrong path, e.g. a URL without ``/v1``, or a model
   the server does not have);
@@ -53,6 +58,8 @@ class ClientConfig:
     concurrency: int = 4
     backoff: float = 0.5
     max_backoff: float = 30.0
+    connect_retries: int = 3
+    """Retries of a refused connection (at most ``max_retries``)."""
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -104,8 +111,11 @@ class RemoteClient:
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
         self.counts = {"requests": 0, "retries": 0, "failures": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self._gone = False  # the server was unreachable through every retry, and has not answered since
 
     def url(self, path: str) -> str:
+        if path.startswith(("http://", "https://")):
+            return path
         return f"{self.config.base_url.rstrip('/')}/{path.lstrip('/')}"
 
     def add_usage(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:
@@ -122,8 +132,11 @@ class RemoteClient:
         """``GET path`` as JSON (see ``post``)."""
         return self._call("GET", path, None, retry)
 
-    def post(self, path: str, body: dict[str, Any], *, retry: bool = True) -> Any:
-        """``POST body`` to ``path``; the JSON answer.
+    def post(self, path: str, body: dict[str, Any], *, retry: bool = True, counted: bool = True) -> Any:
+        """``POST body`` to ``path`` (relative to the base URL, or absolute); the JSON answer.
+
+        ``counted=False`` leaves the request out of ``counts`` (a tokenizer
+        call is not a judgment).
 
         Raises
         ------
@@ -131,16 +144,18 @@ class RemoteClient:
             When the server cannot be reached, refuses the request, or still
             fails after the retries (``reason`` says which).
         """
-        return self._call("POST", path, body, retry)
+        return self._call("POST", path, body, retry, counted)
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None, retry: bool) -> Any:
+    def _call(self, method: str, path: str, body: dict[str, Any] | None, retry: bool, counted: bool = True) -> Any:
         attempt = 0
+        count = self._count if counted else (lambda key: None)
         while True:
             wait = None
             try:
                 with self._slots:
-                    self._count("requests")
+                    count("requests")
                     response = self._http.request(method, path, json=body)
+                self._gone = False
                 if response.status_code < 400:
                     return self._json(response, path)
                 if not (retry and response.status_code in _RETRIED_STATUS and attempt < self.config.max_retries):
@@ -148,23 +163,27 @@ class RemoteClient:
                 wait = retry_after_seconds(response.headers.get("Retry-After"))
                 what = f"HTTP {response.status_code}"
             except httpx.ConnectError as exc:
-                self._count("failures")
-                raise RemoteError(f"Cannot reach the judge server at {self.url(path)} ({exc}); check the URL "
-                                  "and that the server is running.", url=self.url(path), reason="unreachable") from exc
+                if not (retry and not self._gone and attempt < min(self.config.connect_retries, self.config.max_retries)):
+                    count("failures")
+                    self._gone = self._gone or retry
+                    raise RemoteError(f"Cannot reach the judge server at {self.url(path)} ({exc}) after {attempt + 1} "
+                                      "tries; check the URL and that the server is running.", url=self.url(path),
+                                      reason="unreachable") from exc
+                what = "connection refused"
             except (httpx.TimeoutException, httpx.RemoteProtocolError, httpx.ReadError) as exc:
                 if not (retry and attempt < self.config.max_retries):
-                    self._count("failures")
+                    count("failures")
                     reason = "timeout" if isinstance(exc, httpx.TimeoutException) else "server_error"
                     raise RemoteError(f"The judge server at {self.url(path)} did not answer ({type(exc).__name__}: "
                                       f"{exc}) after {attempt + 1} tries; raise the timeout ({self.config.timeout:g} s) "
                                       "or lower the concurrency.", url=self.url(path), reason=reason) from exc
                 what = type(exc).__name__
             except RemoteError:
-                self._count("failures")
+                count("failures")
                 raise
             attempt += 1
             delay = self._delay(attempt, wait)
-            self._count("retries")
+            count("retries")
             log.info("%s %s: %s; retry %d of %d in %.2f s", method, self.url(path), what, attempt,
                      self.config.max_retries, delay)
             time.sleep(delay)

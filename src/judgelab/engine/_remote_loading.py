@@ -28,7 +28,7 @@ LOCAL_ONLY_OPTIONS = frozenset({
     "n_threads", "n_threads_batch", "n_gpu_layers", "n_batch", "n_seq_max", "flash_attn", "kv_f32", "packed",
     "repack_weights", "label_head", "verbose", "device", "dtype", "batch_size", "gguf_file", "cache_dir",
 })
-_CLIENT_OPTIONS = ("concurrency", "timeout", "max_retries", "backoff", "max_backoff")
+_CLIENT_OPTIONS = ("concurrency", "timeout", "max_retries", "connect_retries", "backoff", "max_backoff")
 
 _PROBE = ("Is two plus two equal to four? Answer Yes or No.", ("Yes", "No"))
 
@@ -36,7 +36,7 @@ _PROBE = ("Is two plus two equal to four? Answer Yes or No.", ("Yes", "No"))
 def load_remote(spec: ModelSpec, options: dict[str, Any]) -> RemoteJudgeModel:
     """A ``RemoteJudgeModel`` for a spec with a ``[remote]`` table.
 
-    Options: ``concurrency``, ``timeout``, ``max_retries``, ``backoff``,
+    Options: ``concurrency``, ``timeout``, ``max_retries``, ``connect_retries``, ``backoff``,
     ``max_backoff`` (override the spec's), ``api_key`` (instead of the
     variable the spec names), ``n_ctx`` (the context to check prompts
     against), ``check`` (ask the server up front; default true). In-process

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from judgelab import __version__
 from judgelab.engine import JudgeModel
-from judgelab.server import _decisions, _evaluate, _ollama, _openai, _ops, _systemone
+from judgelab.server import _decisions, _evaluate, _ollama, _openai, _ops, _systemone, _tokenize
 from judgelab.server._config import ServerConfig
 from judgelab.server._errors import install_error_handlers
 from judgelab.server._evaluate import ServedEvaluatorBuilder, registered_factories
@@ -28,7 +28,7 @@ __all__ = ["create_app", "PROTOCOLS"]
 
 log = logging.getLogger(__name__)
 
-PROTOCOLS = (_ops, _ollama, _openai, _systemone, _evaluate, _decisions)
+PROTOCOLS = (_ops, _ollama, _openai, _systemone, _evaluate, _decisions, _tokenize)
 """The modules whose ``register(app)`` adds their endpoints, in order."""
 
 

@@ -61,6 +61,10 @@ class ServerConfig:
     policy
         A calibrated pass/fail/abstain policy (``judgelab.calibration.load_policy``)
         applied on ``/v1/evaluate`` and reported by the other protocols.
+    grader_threshold
+        P(pass) at or above which a promptfoo ``llm-rubric`` grading request
+        (detected on ``/v1/chat/completions``) answers ``"pass": true``;
+        its ``score`` is P(pass) itself, which promptfoo's ``threshold`` reads.
     """
 
     api_key: str | None = None
@@ -77,6 +81,7 @@ class ServerConfig:
     max_connections: int = 512
     max_header_bytes: int = 64 * 1024
     policy: Any = None
+    grader_threshold: float = 0.5
 
     def __post_init__(self) -> None:
         if self.labels is not None and len(self.labels) < 2:
@@ -99,6 +104,8 @@ class ServerConfig:
             raise ValueError(f"max_connections (--max-connections) must be >= 1, got {self.max_connections}")
         if self.max_header_bytes < 1024:
             raise ValueError(f"max_header_bytes (--max-header-bytes) must be >= 1024, got {self.max_header_bytes}")
+        if not 0.0 <= self.grader_threshold <= 1.0:
+            raise ValueError(f"grader_threshold must be in [0, 1], got {self.grader_threshold}")
         if self.default_num_predict < 1:
             raise ValueError(f"default_num_predict (--num-predict) must be >= 1, got {self.default_num_predict}")
 

@@ -30,7 +30,7 @@ from judgelab.server._http import parse_body
 from judgelab.server._queued import RequestTicket, guarded
 from judgelab.server._state import JudgeState
 
-__all__ = ["register", "router", "ServedEvaluatorBuilder", "registered_factories"]
+__all__ = ["register", "router", "ServedEvaluatorBuilder", "evaluate_requests", "registered_factories"]
 
 router = APIRouter()
 
@@ -104,7 +104,8 @@ def _evaluator(request: Request, name: str, threshold: float, ticket: RequestTic
         raise from_judgelab_error(exc, param="evaluator") from exc
 
 
-async def _run(request: Request, name: str, threshold: float, requests: list[EvaluationRequest]) -> list[dict[str, Any]]:
+async def evaluate_requests(request: Request, name: str, threshold: float,
+                            requests: list[EvaluationRequest]) -> list[dict[str, Any]]:
     """Evaluate in a pool thread (chunking long documents there, not on the worker); 499 if the client leaves."""
     ticket: RequestTicket = request.app.state.judge.ticket()
     evaluator = _evaluator(request, name, threshold, ticket)
@@ -121,14 +122,14 @@ async def _run(request: Request, name: str, threshold: float, requests: list[Eva
 async def evaluate(request: Request) -> dict[str, object]:
     body = await parse_body(request, EvaluateBody)
     request.app.state.judge.check_model(body.model)
-    return (await _run(request, body.evaluator, body.threshold, [body.request.to_request()]))[0]
+    return (await evaluate_requests(request, body.evaluator, body.threshold, [body.request.to_request()]))[0]
 
 
 @router.post("/v1/evaluate/batch", response_model=None)
 async def evaluate_batch(request: Request) -> dict[str, object]:
     body = await parse_body(request, EvaluateBatchBody)
     request.app.state.judge.check_model(body.model)
-    return {"responses": await _run(request, body.evaluator, body.threshold, [r.to_request() for r in body.requests])}
+    return {"responses": await evaluate_requests(request, body.evaluator, body.threshold, [r.to_request() for r in body.requests])}
 
 
 def register(app: FastAPI) -> None:

@@ -1,4 +1,4 @@
-"""The Ollama API: ``/api/chat``, ``/api/generate``, ``/api/tags``, ``/api/show``, ``/api/version``.
+"""The Ollama API: ``/api/chat``, ``/api/generate``, ``/api/tags``, ``/api/ps``, ``/api/show``, ``/api/version``.
 
 A judge answers with greedy decoding restricted to its labels: the reply text
 is exactly one label (at most ``num_predict`` tokens; unset, ``--num-predict``
@@ -29,6 +29,7 @@ from judgelab.server._http import parse_body
 from judgelab.server._policy import policy_extra
 from judgelab.server._prompts import chat_prompt
 from judgelab.server._state import JudgeState
+from judgelab.server._weights_file import WeightsFile, weights_file
 
 __all__ = ["register", "router"]
 
@@ -174,23 +175,38 @@ def _details(info: ModelInfo) -> dict[str, Any]:
     }
 
 
-@router.get("/api/tags", response_model=None)
-async def tags(request: Request) -> dict[str, object]:
+def _weights(request: Request) -> WeightsFile:
+    app_state = request.app.state
+    if getattr(app_state, "weights_file", None) is None:
+        app_state.weights_file = weights_file(app_state.judge.model)
+    found: WeightsFile = app_state.weights_file
+    return found
+
+
+async def _listed(request: Request) -> list[dict[str, Any]]:
+    """Every served name as Ollama lists a model: the weights' file size and full sha256 digest."""
     state: JudgeState = request.app.state.judge
     modified = datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z")
     info = state.model.info()
-    models = [
-        {
-            "name": f"{name}:latest",
-            "model": f"{name}:latest",
-            "modified_at": modified,
-            "size": 0,
-            "digest": state.model.spec.spec_hash,
-            "details": _details(info),
-            "capabilities": list(state.capabilities),
-        }
-        for name in state.names
-    ]
+    weights = _weights(request)
+    digest = await weights.digest()
+    return [{"name": f"{name}:latest", "model": f"{name}:latest", "modified_at": modified, "size": weights.size,
+             "digest": digest, "details": _details(info), "capabilities": list(state.capabilities)}
+            for name in state.names]
+
+
+@router.get("/api/tags", response_model=None)
+async def tags(request: Request) -> dict[str, object]:
+    return {"models": await _listed(request)}
+
+
+@router.get("/api/ps", response_model=None)
+async def ps(request: Request) -> dict[str, object]:
+    """The loaded models (one, under each name it answers to): always loaded, never expiring."""
+    models = await _listed(request)
+    for m in models:
+        m.pop("modified_at", None)
+        m.update(expires_at="9999-12-31T23:59:59Z", size_vram=0, context_length=request.app.state.judge.model.info().n_ctx)
     return {"models": models}
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgelab.engine import Judgment
 from judgelab.server._answers import answer_label, judgelab_field, label_logprobs
 from judgelab.server._errors import APIError
+from judgelab.server._graders import inspect_label_warning, promptfoo_rubric, rubric_answer, warn_once
 from judgelab.server._http import parse_body
 from judgelab.server._policy import policy_extra
 from judgelab.server._prompts import chat_prompt
@@ -83,12 +84,18 @@ async def chat_completions(request: Request) -> StreamingResponse | dict[str, ob
     body = await parse_body(request, CompletionBody)
     state: JudgeState = request.app.state.judge
     state.check_model(body.model)
+    rubric = promptfoo_rubric(body.messages) if body.labels is None else None
+    if rubric is not None:  # promptfoo's llm-rubric grader: the JSON it parses, score = P(pass)
+        return await _rubric_reply(request, body, *rubric)
     labels = state.resolve_labels(body.labels)
     if body.top_logprobs and not body.logprobs:
         raise APIError(400, "top_logprobs needs logprobs: true.", param="top_logprobs")
     prompt = chat_prompt(state.model, body.messages)
     max_tokens = body.max_completion_tokens or body.max_tokens
     judgment, n_out = await answer_label(request, prompt, labels, max_tokens, param="messages")
+    warning = inspect_label_warning(body.messages, labels)
+    if warning:
+        warn_once(warning, labels)
     usage = {
         "prompt_tokens": judgment.prompt_tokens,
         "completion_tokens": n_out,
@@ -100,12 +107,28 @@ async def chat_completions(request: Request) -> StreamingResponse | dict[str, ob
         label=judgment.label,
         logprobs=_logprobs(judgment, body.top_logprobs) if body.logprobs else None,
         usage=usage,
-        extra={**judgelab_field(judgment, labels, _ignored(body)), **policy_extra(state)},
+        extra={**judgelab_field(judgment, labels, _ignored(body)), **policy_extra(state),
+               **({"warnings": [warning]} if warning else {})},
     )
     if not body.stream:
         return reply.completion()
     include_usage = bool((body.stream_options or {}).get("include_usage"))
     return StreamingResponse(reply.events(include_usage), media_type="text/event-stream")
+
+
+async def _rubric_reply(request: Request, body: CompletionBody, output: str, rubric: str,
+                        ) -> StreamingResponse | dict[str, object]:
+    """The completion whose text is promptfoo's grading JSON (``_graders.rubric_answer``)."""
+    text, extra = await rubric_answer(request, output, rubric)
+    reply = _Reply(
+        common={"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": body.model,
+                "system_fingerprint": request.app.state.judge.model.spec.spec_hash},
+        label=text, logprobs=None, usage={"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, extra=extra,
+    )
+    if body.stream:
+        return StreamingResponse(reply.events(bool((body.stream_options or {}).get("include_usage"))),
+                                 media_type="text/event-stream")
+    return reply.completion()
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,13 @@ from judgelab.calibration.analysis._calibrators import (
     load_calibrator,
     make_calibrator,
 )
+from judgelab.calibration.analysis._honesty import (
+    MIN_INTERVAL_UNITS,
+    RunCompleteness,
+    check_publishable,
+    interval_warning,
+    run_completeness,
+)
 from judgelab.calibration.analysis._shortcuts import ShortcutReport, shortcut_baselines
 from judgelab.calibration.analysis._compare import (
     Comparison,
@@ -92,6 +99,11 @@ from judgelab.calibration.analysis._thresholds import (
 )
 
 __all__ = [
+    "MIN_INTERVAL_UNITS",
+    "RunCompleteness",
+    "check_publishable",
+    "interval_warning",
+    "run_completeness",
     "ShortcutReport",
     "shortcut_baselines",
     "AbstainBand",

@@ -27,6 +27,7 @@ from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, s
 from judgelab.calibration.analysis._calibrator_choice import CalibratorChoice, check_calibrator_name, choose_calibrator
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
 from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds
+from judgelab.calibration.analysis._honesty import RunCompleteness, interval_warning
 from judgelab.calibration.analysis._metrics import (
     THRESHOLD_METRICS,
     DegenerateMetricWarning,
@@ -105,7 +106,11 @@ class Analysis:
         return [*self.notes, *([chance] if chance else [])]
 
     def headline(self) -> str:
-        """The one sentence a user wants first."""
+        """The one sentence a user wants first ("Partial run, on N of M rows: ..." when rows failed)."""
+        scope = RunCompleteness(self.n_rows, self.n_scored).scope
+        return f"Partial run, {scope}: {self._headline()}" if scope else self._headline()
+
+    def _headline(self) -> str:
         if self.single_class is not None:
             return (
                 f"No threshold to ship: every scored row has label {self.single_class}, so no threshold "
@@ -259,7 +264,7 @@ def analyze(
         in_sample=in_sample, abstain=tuning.band, abstain_heldout=band_held, calibration=calibration,
         calibrator_kind=choice.kind, calibrator=final_cal, self_pref=sp, criteria=crit, calibrator_choice=choice,
         y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.kind, data.s)[held], s_tuning=s_tuning,
-        y_tuning=y_tuning, notes=_data_notes(data), undefined_metrics=undefined, agreement=agree,
+        y_tuning=y_tuning, notes=_data_notes(data, heldout, held), undefined_metrics=undefined, agreement=agree,
         length_bias=records_length_bias(ok, units=data.units, n_resamples=n_resamples, seed=seed),
     )
 
@@ -295,8 +300,8 @@ def _scored(records: Sequence[ScoreRecord]) -> _Scored:
     )
 
 
-def _data_notes(data: _Scored) -> list[str]:
-    notes = []
+def _data_notes(data: _Scored, heldout: dict[str, Interval], held: np.ndarray) -> list[str]:
+    notes = [w for w in [interval_warning(data.units[held], heldout, what="held-out intervals")] if w]
     if set(np.unique(data.s)) <= {0.0, 1.0}:
         notes.append(
             "Every score is exactly 0 or 1: the judge gave verdicts, not probabilities (e.g. a remote judge in "

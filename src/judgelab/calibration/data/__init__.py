@@ -84,6 +84,10 @@ from judgelab.calibration.data._sets import (
     resolve_set,
     rows_by_task,
 )
+from judgelab.calibration.data._limit import (
+    SPREAD_UNITS,
+    spread_limit,
+)
 
 __all__ = [
     "AbstainBandRecord",
@@ -146,6 +150,8 @@ __all__ = [
     "row_changes",
     "row_hash",
     "rows_by_task",
+    "SPREAD_UNITS",
+    "spread_limit",
     "warn_renamed",
     "write_metrics",
     "write_rows",

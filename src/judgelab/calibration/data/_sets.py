@@ -10,6 +10,7 @@ from pathlib import Path
 from judgelab.calibration.data._contamination import Exclusion
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import IMPORTERS, import_set
+from judgelab.calibration.data._limit import spread_limit
 from judgelab.calibration.data._rows import LabelledRow, load_rows
 from judgelab.errors import DataError, JudgelabError
 
@@ -93,11 +94,14 @@ def _kept(rows: list[LabelledRow], where: str, exclude: Exclusion | None) -> lis
 
 
 def rows_by_task(
-    rows: Sequence[LabelledRow], *, task: str | Sequence[str] | None = None, limit: int | None = None
+    rows: Sequence[LabelledRow], *, task: str | Sequence[str] | None = None, limit: int | None = None,
+    seed: int | None = 0,
 ) -> dict[str, list[LabelledRow]]:
     """Rows grouped by task, in set order: only the tasks named by ``task``, at most ``limit`` rows each.
 
-    What ``calibrate`` scores and what ``stress`` perturbs are chosen by this one function.
+    What ``calibrate`` scores and what ``stress`` perturbs are chosen by this one function. ``limit``
+    takes whole units spread over the set, both labels, seeded by ``seed`` (``spread_limit``), never
+    the first rows.
     """
     tasks = [task] if isinstance(task, str) else list(task or [])
     by_task: dict[str, list[LabelledRow]] = {}
@@ -105,5 +109,5 @@ def rows_by_task(
         if not tasks or r.task in tasks:
             by_task.setdefault(r.task, []).append(r)
     if limit is not None:
-        by_task = {t: rs[:limit] for t, rs in by_task.items()}
+        by_task = {t: spread_limit(rs, limit, seed=seed) for t, rs in by_task.items()}
     return by_task

@@ -36,12 +36,19 @@ class CalibrationOptions:
     target_error
         Target error among decided rows for the abstain band (and the policy's alpha).
     limit
-        Score only the first ``limit`` rows of each task (after filtering).
+        Score at most ``limit`` rows of each task (after filtering): whole
+        units spread over the set, both labels, seeded by ``seed``
+        (``spread_limit``), never the first rows.
     skip_invalid
         Skip malformed rows of a JSONL set instead of stopping.
     batch_size, k_folds, n_resamples, seed, progress, figures
         Scoring batch size, CV folds, bootstrap size and seed, progress bar
         and plots.
+    allow_partial
+        Publish figures from a run in which rows failed (headlines then say
+        "on N of M rows"); by default such a run raises ``PartialRunError``
+        and writes no headline, threshold, calibrator or policy
+        (``check_publishable``).
     """
 
     threshold_strategy: str = "balanced_accuracy"
@@ -56,6 +63,7 @@ class CalibrationOptions:
     seed: int | None = 0
     progress: bool = True
     figures: bool = True
+    allow_partial: bool = False
 
     def check(self, where: str = "calibrate") -> None:
         """Reject bad options before any row is read, scored or a model loaded."""

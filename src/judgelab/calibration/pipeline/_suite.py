@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis import Analysis, analyze
+from judgelab.calibration.analysis import Analysis, analyze, check_publishable, run_completeness
 from judgelab.calibration.scoring import Executor, LocalExecutor
 from judgelab.calibration.scoring import DEFAULT_EVALUATORS, EvaluatorFactory, default_evaluator_for
 from judgelab.calibration.scoring import LazyModel
@@ -30,6 +30,9 @@ from judgelab.specs import DEFAULT_MODEL_ID
 __all__ = ["DEFAULT_EVALUATORS", "CalibrationOptions", "CalibrationResult", "calibrate", "analyze_run"]
 
 logger = logging.getLogger(__name__)
+
+#: The error of a row that has no record because scoring stopped before it (analysed, never written).
+NOT_SCORED = "not scored: scoring stopped before this row (the judge stopped answering)"
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -195,7 +198,8 @@ def calibrate(
     o = options_or_default(CalibrationOptions, options, "calibrate")
     o.check()
     out = _writable_folder(out)
-    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid)
+    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid,
+                                                 seed=o.seed)
     judge = LazyModel(model, model_options)  # loaded only if rows must be scored
     evaluators = dict(evaluators or {})
     scores_path = out / "scores.jsonl"
@@ -211,6 +215,7 @@ def calibrate(
         records = _with_lengths(_score_pending(by_task, plans, judge, evaluators, scores_path, o, executor), by_task)
     finally:
         judge.close()
+    records = _publishable(records, by_task, o)
     if o.self_generators is None:
         o = dataclasses.replace(o, self_generators=tuple(getattr(judge.spec_before_loading, "self_generators", ()) or ()))
     meta = _run_meta(judge, records, o, set_desc=set_desc, n_skipped=n_skipped,
@@ -222,15 +227,31 @@ def calibrate(
 
 def _rows_by_task(
     set: str | Path | Sequence[LabelledRow] | None,  # noqa: A002 - the CLI's name
-    *, task: str | Sequence[str] | None, limit: int | None, skip_invalid: bool,
+    *, task: str | Sequence[str] | None, limit: int | None, skip_invalid: bool, seed: int | None = 0,
 ) -> tuple[dict[str, list[LabelledRow]], str, int]:
     """The rows to calibrate on, by task (filtered and limited), the set's description and rows skipped."""
     rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
-    by_task = rows_by_task(rows, task=task, limit=limit)
+    by_task = rows_by_task(rows, task=task, limit=limit, seed=seed)
     if not by_task:
         tasks = [task] if isinstance(task, str) else list(task or [])
         raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
     return by_task, set_desc, n_skipped
+
+
+def _publishable(records: list[ScoreRecord], by_task: Mapping[str, list[LabelledRow]],
+                 o: CalibrationOptions) -> list[ScoreRecord]:
+    """The records to analyse, or ``PartialRunError`` when rows failed and ``o.allow_partial`` is false.
+
+    Rows that never got a record (scoring stopped early) are analysed as error records, so that every
+    count and headline says how many of the rows were scored.
+    """
+    n_rows = sum(len(rs) for rs in by_task.values())
+    check_publishable(run_completeness(records, n_rows), allow_partial=o.allow_partial, command="calibrate")
+    have = {(r.task, r.id) for r in records}
+    missing = [ScoreRecord(id=r.id, task=t, label=r.label, group=r.group, generator=r.generator, split=r.split,
+                           unit=r.unit, error=NOT_SCORED)
+               for t, rs in by_task.items() for r in rs if (t, r.id) not in have]
+    return records + missing
 
 
 def _score_pending(

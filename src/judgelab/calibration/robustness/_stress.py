@@ -29,11 +29,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis import analyze
+from judgelab.calibration.analysis import RunCompleteness, analyze, check_publishable, run_completeness
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.data import LabelledRow, write_rows
 from judgelab.calibration.data import resolve_set, rows_by_task
@@ -108,11 +108,21 @@ class _StressRun:
     perturbations: tuple[Perturbation, ...]
     sdir: Path
     lazy: LazyModel | None
+    outcomes: list[RunCompleteness] = field(default_factory=list)
+    """How many rows of each scoring call got a score (``check_publishable`` reads them at the end)."""
 
     def score(self, evaluator: Any, rows: Sequence[LabelledRow], name: str) -> dict[str, ScoreRecord]:
         """Score ``rows`` into ``stress/NAME`` (resumable), by row id."""
-        return by_id(run(evaluator, rows, out=self.sdir / name, batch_size=self.o.batch_size,
-                         progress=self.o.progress))
+        records = run(evaluator, rows, out=self.sdir / name, batch_size=self.o.batch_size, progress=self.o.progress)
+        self.outcomes.append(run_completeness(records, len(rows)))
+        return by_id(records)
+
+    def check_publishable(self) -> None:
+        """``PartialRunError`` when stressed rows failed, unless the options allow a partial run."""
+        first = next((c.first_error for c in self.outcomes if c.first_error), "")
+        total = RunCompleteness(sum(c.n_rows for c in self.outcomes), sum(c.n_scored for c in self.outcomes),
+                                first, sum(c.n_unscored for c in self.outcomes))
+        check_publishable(total, allow_partial=self.o.allow_partial, command="stress")
 
 
 def stress(
@@ -163,7 +173,7 @@ def stress(
     extra = read_attacks_file(o.attacks_file) if o.attacks_file is not None else []
     perturbations = resolve_attacks(o.attacks, extra)
     rows, _, _ = resolve_set(set)
-    by_task = rows_by_task(rows, task=task, limit=o.limit)
+    by_task = rows_by_task(rows, task=task, limit=o.limit, seed=o.seed)
     if not by_task:
         raise DataError("No rows to stress" + (f" for task(s) {task}" if task else "") + ".")
     lazy = LazyModel(model, model_options or {}) if isinstance(model, (str, Path)) else None
@@ -178,6 +188,7 @@ def stress(
         cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration())
         all_perturbed: list[LabelledRow] = []
         tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
+        cfg.check_publishable()
     finally:
         if lazy is not None:
             lazy.close()

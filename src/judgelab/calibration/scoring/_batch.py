@@ -11,10 +11,10 @@ from typing import Any
 from judgelab.calibration.data import ScoreRecord, row_hash
 from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.data import content_hashes
-from judgelab.errors import JudgelabError
+from judgelab.errors import JudgelabError, RemoteError
 from judgelab.evaluators import EvaluationResponse, Evaluator, EvaluatorIdentity, evaluate_many, judgment_detail
 
-__all__ = ["score_batch"]
+__all__ = ["is_unreachable", "score_batch"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,9 +80,16 @@ def _record(
     return rec.model_dump(exclude_none=True, by_alias=True)  # the file keeps the key fold_group
 
 
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether a row failed because the judge's server could not be reached (after the client's retries)."""
+    return isinstance(exc, RemoteError) and exc.reason == "unreachable"
+
+
 def score_batch(
-    evaluator: Evaluator, batch: Sequence[LabelledRow], identity: EvaluatorIdentity | None = None
+    evaluator: Evaluator, batch: Sequence[LabelledRow], identity: EvaluatorIdentity | None = None,
+    errors: dict[str, BaseException] | None = None,
 ) -> list[dict[str, Any]]:
+    """One record dict per row of ``batch``; a row that raises gets an error record (its exception in ``errors``)."""
     t0 = time.perf_counter()
     try:
         responses = evaluate_many(evaluator, [r.to_request() for r in batch])
@@ -90,11 +97,15 @@ def score_batch(
         raise
     except Exception as exc:  # isolate the failing row(s)
         if len(batch) == 1:
-            logger.warning("row %s failed: %s", batch[0].id, exc)
+            # a server that cannot be reached fails every row alike: the run's one closing line says so
+            log = logger.info if is_unreachable(exc) else logger.warning
+            log("row %s failed: %s", batch[0].id, exc)
+            if errors is not None:
+                errors[batch[0].id] = exc
             return [_record(batch[0], None, time.perf_counter() - t0, evaluator, f"{type(exc).__name__}: {exc}", identity)]
         out = []
         for row in batch:
-            out.extend(score_batch(evaluator, [row], identity))
+            out.extend(score_batch(evaluator, [row], identity, errors))
         return out
     if len(responses) != len(batch):
         raise JudgelabError(

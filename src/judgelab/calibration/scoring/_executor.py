@@ -23,11 +23,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
 from judgelab.calibration.data import LabelledRow
-from judgelab.calibration.scoring._batch import score_batch
+from judgelab.calibration.scoring._batch import is_unreachable, score_batch
 from judgelab.errors import JudgelabError
 
 __all__ = [
     "BLOCK_KEYS",
+    "STOP_AFTER_UNREACHABLE",
     "Block",
     "BlockReport",
     "ExecutionReport",
@@ -41,6 +42,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: Consecutive rows that could not reach the judge's server (each after the client's own retries with
+#: backoff) after which a run stops scoring instead of failing every remaining row.
+STOP_AFTER_UNREACHABLE = 3
 
 #: How rows are kept together in blocks: by shared document (prompt prefix), by ``meta["pair"]``, or not at all.
 BLOCK_KEYS = ("document", "pair", "row")
@@ -197,12 +202,28 @@ def plan_blocks(
 
 
 def score_rows(evaluator: Any, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, Any]]]:
-    """Score rows in ``batch_size`` batches with a built evaluator, yielding each batch's records."""
+    """Score rows in ``batch_size`` batches with a built evaluator, yielding each batch's records.
+
+    After ``STOP_AFTER_UNREACHABLE`` rows in a row failed because the judge's server could not be
+    reached, scoring stops (the rows left get no record; the run is partial, and resumes).
+    """
     from judgelab.evaluators import evaluator_identity
 
     identity = evaluator_identity(evaluator)
+    streak = 0
     for start in range(0, len(rows), batch_size):
-        yield score_batch(evaluator, rows[start : start + batch_size], identity)
+        errors: dict[str, BaseException] = {}
+        records = score_batch(evaluator, rows[start : start + batch_size], identity, errors)
+        yield records
+        for rec in records:
+            exc = errors.get(rec["id"])
+            streak = streak + 1 if exc is not None and is_unreachable(exc) else 0
+        if streak >= STOP_AFTER_UNREACHABLE:
+            left = len(rows) - start - len(records)
+            if left:
+                logger.info("the judge server stopped answering (%d rows in a row could not reach it): "
+                             "stopping with %d rows left unscored; run again to resume", streak, left)
+            return
 
 
 def close_built(evaluator: Any) -> None:

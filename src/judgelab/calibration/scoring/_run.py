@@ -51,6 +51,9 @@ def run(
     changed rows are rescored with a warning, records of another judge are
     refused, failed rows are retried, the newest record of a row wins. Rows go
     through ``evaluate_many`` in batches, so the engine can share prefixes.
+    When the judge's server stops answering (``STOP_AFTER_UNREACHABLE`` rows
+    in a row cannot reach it), scoring stops: the rows left get no record,
+    and the caller's ``check_publishable`` counts them as failed.
 
     Parameters
     ----------
