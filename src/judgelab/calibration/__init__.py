@@ -25,6 +25,13 @@ The flow, one sub-package a step (each imports only those before it)::
 """
 
 from judgelab.calibration.data import (
+    AppliedCorrections,
+    CORRECTIONS_FILE,
+    Correction,
+    append_correction,
+    apply_corrections,
+    corrections_beside,
+    read_corrections,
     IMPORTERS,
     LabelledRow,
     LabelledSet,
@@ -183,6 +190,13 @@ from judgelab.calibration.robustness import (
 )
 
 __all__ = [
+    "AppliedCorrections",
+    "CORRECTIONS_FILE",
+    "Correction",
+    "append_correction",
+    "apply_corrections",
+    "corrections_beside",
+    "read_corrections",
     "CascadeFit",
     "CascadeFitOptions",
     "CascadePolicy",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from judgelab.calibration.analysis import check_calibrator_name
@@ -42,6 +43,9 @@ class CalibrationOptions:
     batch_size, k_folds, n_resamples, seed, progress, figures
         Scoring batch size, CV folds, bootstrap size and seed, progress bar
         and plots.
+    corrections
+        A ``corrections.jsonl`` (``apply_corrections``) whose label corrections
+        are applied to the set's rows before scoring; recorded in metrics.json.
     """
 
     threshold_strategy: str = "balanced_accuracy"
@@ -56,6 +60,7 @@ class CalibrationOptions:
     seed: int | None = 0
     progress: bool = True
     figures: bool = True
+    corrections: str | Path | None = None
 
     def check(self, where: str = "calibrate") -> None:
         """Reject bad options before any row is read, scored or a model loaded."""
