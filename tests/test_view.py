@@ -73,7 +73,7 @@ def test_rows_are_sorted_by_disagreement_by_default(view_run):
     right = [r.right for r in page.rows]
     n_wrong = right.count(False)
     assert 0 < n_wrong < 120 and right == [False] * n_wrong + [True] * (120 - n_wrong)  # wrong rows first
-    cut = v.calibrated_thresholds["fact-check"]
+    cut = v.calibrated_thresholds.get("fact-check", v.thresholds["fact-check"])  # raw shipped: the raw threshold
     margins = [abs(r.calibrated - cut) for r in page.rows]
     assert margins[:n_wrong] == sorted(margins[:n_wrong], reverse=True)  # the most confidently wrong first
     assert margins[n_wrong:] == sorted(margins[n_wrong:])  # then the right ones, closest calls first
@@ -196,16 +196,18 @@ def test_a_remote_host_needs_allow_remote_and_a_key():
     check_address("0.0.0.0", allow_remote=True, api_key="k")
 
 
-def test_cli_refuses_a_busy_port_and_a_remote_host_in_one_line(view_run, run_cli, user_error):
+def test_cli_refuses_a_busy_port_and_a_remote_host_in_one_line(view_run, capsys):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        err = user_error(run_cli("view", str(view_run), "--port", str(port), "--no-browser", timeout=120),
-                         f"port {port} on 127.0.0.1 is already in use", "--port")
+        assert main(["view", str(view_run), "--port", str(port), "--no-browser"]) == 2
+        err = capsys.readouterr().err
+        assert f"judgelab view: error: port {port} on 127.0.0.1 is already in use" in err and "--port 0" in err
         assert len(err.strip().splitlines()) == 1
-    err = user_error(run_cli("view", str(view_run), "--host", "0.0.0.0", "--no-browser", timeout=120), "--allow-remote")
-    assert len(err.strip().splitlines()) == 1
+    assert main(["view", str(view_run), "--host", "0.0.0.0", "--no-browser"]) == 2
+    err = capsys.readouterr().err
+    assert "--allow-remote and --api-key" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_run_without_scores_is_one_clear_error(tmp_path):
@@ -221,3 +223,14 @@ def test_view_reads_a_bare_scores_file_at_half(tmp_path):
     assert v.thresholds == {"fact-check": 0.5} and v.set_problem and all(r.verdict == "pass" for r in
                                                                          query_rows(v, RowQuery()).rows)
     assert json.loads(TestClient(create_app([v])).get("/api/rows").text)["total"] == 10
+
+
+def test_a_stress_folder_is_read_with_its_rows_and_the_runs_thresholds(view_run, tmp_path):
+    stress = tmp_path / "stress"
+    rows = [r.model_copy(update={"id": f"{r.id}#typo", "response": r.response + "!"}) for r in make_rows(12)]
+    write_rows(rows, stress / "rows.jsonl")
+    run(ScriptedEvaluator({r.response: 0.7 for r in rows}), rows, out=stress / "scores.jsonl", progress=False)
+    (tmp_path / "metrics.json").write_bytes((view_run / "metrics.json").read_bytes())
+    v = load_view_run(stress)
+    assert v.thresholds == load_view_run(view_run).thresholds and v.set_problem is None
+    assert query_rows(v, RowQuery(q="#typo")).matched == 12 and v.record("r0001#typo").label == rows[1].label

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -42,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
     check_address(args.host, allow_remote=args.allow_remote, api_key=api_key)
     check_port(args.host, args.port)  # before the runs are read: a taken port is the first thing said
     runs = [load_view_run(r, set_spec=args.set, corrections=args.corrections) for r in args.runs]
-    config = ViewConfig(api_key=api_key, n_resamples=args.resamples, **({"who": args.who} if args.who else {}))
+    config = ViewConfig(api_key=api_key, n_resamples=args.resamples)
+    if args.who:
+        config = dataclasses.replace(config, who=args.who)
     server = ViewServer(create_app(runs, config), host=args.host, port=args.port,
                         log_level=["warning", "info", "debug"][min(getattr(args, "verbose", 0), 2)])
     server.start()

@@ -34,6 +34,14 @@ log = logging.getLogger(__name__)
 KEY_COOKIE = "judgelab_view_key"
 
 
+def _login() -> str:
+    """The user's login name, or "" where the system has none (a container without a passwd entry)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return ""
+
+
 @dataclass(frozen=True)
 class ViewConfig:
     """How the viewer serves.
@@ -51,7 +59,7 @@ class ViewConfig:
     """
 
     api_key: str | None = None
-    who: str = field(default_factory=getpass.getuser)
+    who: str = field(default_factory=_login)
     n_resamples: int = 1000
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(16))
 
@@ -101,7 +109,7 @@ def _add_pages(app: FastAPI, runs: list[ViewRun], pages: Pages, config: ViewConf
         return HTMLResponse(pages.rows(_run_index(request, runs), _query(request)))
 
     @app.get("/row", response_class=HTMLResponse)
-    def row_page(request: Request, id: str, back: str = "", saved: str = "") -> HTMLResponse:  # noqa: A002
+    def row_page(request: Request, id: str, back: str = "", saved: str = "") -> HTMLResponse:
         return HTMLResponse(pages.row(_run_index(request, runs), id, back=back, csrf=config.csrf, saved=saved))
 
     @app.get("/compare", response_class=HTMLResponse)

@@ -15,7 +15,7 @@ from judgelab.errors import JudgelabError
 from judgelab.view._compare import comparison_section, differing_rows
 from judgelab.view._run import ViewRun
 from judgelab.view._summary import fmt, row_prompt, run_section
-from judgelab.view._table import VERDICT_FILTERS, RowQuery, distinct, query_rows, table_row
+from judgelab.view._table import VERDICT_FILTERS, RowQuery, query_rows, table_row
 
 __all__ = ["COLUMNS", "Pages"]
 
@@ -55,8 +55,6 @@ class Pages:
         """The rows table of run ``run_index``: summary, threshold, filters, the page of rows, the pager."""
         run = self.runs[run_index]
         result = query_rows(run, query)
-        c = run.columns
-        assert c is not None
         kept = {k: v for k, v in query.model_dump().items()
                 if k in ("task", "group", "split", "verdict", "min_score", "max_score", "q") and v not in ("", None)}
         back = urlencode({"run": run_index, **kept, "sort": f"{query.sort}:{query.order}", "page": result.page})
@@ -68,7 +66,7 @@ class Pages:
             "rows.html", title=f"Rows of {run.name}", page="rows", run_index=run_index, q=query, result=result,
             summary=render_html(run_section(run)), thresholds=sorted(run.thresholds.items()),
             thresholds_by_task=run.thresholds, columns=COLUMNS, verdicts=VERDICT_FILTERS,
-            choices={"task": run.tasks, "group": distinct(c.group), "split": distinct(c.split)},
+            choices={k: run.choices(k) for k in ("task", "group", "split")},
             hidden=[("run", str(run_index)), *((k, str(v)) for k, v in kept.items())], back=back, page_url=page_url)
 
     def _history(self, run: ViewRun, row_id: str) -> list[Correction]:

@@ -95,10 +95,24 @@ class ViewRun:
     corrections: Path | None = None
     columns: Columns | None = None
     index: dict[str, int] = field(default_factory=dict)
+    _choices: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @property
     def tasks(self) -> list[str]:
-        return sorted({r.task for r in self.records})
+        """The run's tasks, sorted (the thresholds' keys: one per task of the records)."""
+        return sorted(self.thresholds)
+
+    @property
+    def n_failed(self) -> int:
+        """Records without a score (the evaluator raised for the row)."""
+        return 0 if self.columns is None else int(np.isnan(self.columns.score).sum())
+
+    def choices(self, column: str) -> list[str]:
+        """The distinct non-empty values of ``task``, ``group`` or ``split`` (the filters' options), computed once."""
+        if column not in self._choices:
+            assert self.columns is not None
+            self._choices[column] = sorted({str(v) for v in getattr(self.columns, column)} - {""})
+        return self._choices[column]
 
     @property
     def report_html(self) -> Path | None:
@@ -197,7 +211,8 @@ def load_view_run(run: str | Path, *, set_spec: str | None = None, corrections: 
     Parameters
     ----------
     run
-        A calibrate output folder, or a scores.jsonl file (thresholded at 0.5 without metrics.json).
+        A calibrate output folder, or a scores.jsonl file (thresholded at 0.5 without metrics.json);
+        a stress run's ``stress/`` folder is read with its ``rows.jsonl`` and the thresholds of the run above it.
     set_spec
         The labelled set (a path or ``KIND:PATH``); default: the set metrics.json names.
     corrections
@@ -213,10 +228,13 @@ def load_view_run(run: str | Path, *, set_spec: str | None = None, corrections: 
     records = _latest(read_scores(scores))
     if not records:
         raise DataError(f"{scores} holds no records; score a set first (judgelab calibrate).", path=str(scores))
-    metrics = read_metrics(folder / "metrics.json") if (folder / "metrics.json").is_file() else None
+    # a stress run's stress/ folder: its perturbed rows beside the scores, the thresholds of the run above it
+    rows_beside = folder / "rows.jsonl"
+    home = folder.parent if rows_beside.is_file() and not (folder / "metrics.json").is_file() else folder
+    metrics = read_metrics(home / "metrics.json") if (home / "metrics.json").is_file() else None
     tasks = sorted({r.task for r in records})
-    shipped, on_calibrated, calibrators = _thresholds(metrics, tasks, folder)
-    set_name = set_spec or (metrics.meta.set if metrics is not None else None)
+    shipped, on_calibrated, calibrators = _thresholds(metrics, tasks, home)
+    set_name = set_spec or (str(rows_beside) if home != folder else None) or (metrics.meta.set if metrics else None)
     rows, problem = _read_set(set_name, folder)
     if problem:
         log.warning("%s: %s", folder, problem)

@@ -38,7 +38,7 @@ def run_section(run: ViewRun) -> Section:
         tm = run.metrics.tasks.get(task) if run.metrics is not None else None
         if tm is not None and tm.headline:
             blocks.append(Paragraph(tm.headline, lead=f"{task}:", kind="headline"))
-    facts = [("rows", f"{len(run.records)} scored records ({sum(1 for r in run.records if not r.ok)} failed)"),
+    facts = [("rows", f"{len(run.records)} scored records ({run.n_failed} failed)"),
              ("set", run.set_name or "(not named)")]
     facts += [(f"shipped threshold ({t})", _threshold_text(run, t)) for t in run.tasks]
     if meta is not None:

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -185,7 +184,3 @@ def query_rows(run: ViewRun, query: RowQuery) -> RowsPage:
     rows = tuple(table_row(run, int(i)) for i in idx[start:start + query.per_page])
     return RowsPage(rows, total=len(run.records), matched=len(idx), page=page, pages=pages, query=query)
 
-
-def distinct(values: Sequence[str] | np.ndarray) -> list[str]:
-    """The distinct non-empty values of a column, sorted (the filters' choices)."""
-    return sorted({str(v) for v in values} - {""})
