@@ -116,7 +116,7 @@ def _verdict_mask(run: ViewRun, verdict: str) -> np.ndarray:
     assert c is not None
     scored = ~np.isnan(c.score)
     right = c.passed == (c.label == 1)
-    masks = {
+    masks: dict[str, np.ndarray] = {
         "wrong": scored & ~right, "right": scored & right,
         "false-pass": scored & c.passed & (c.label == 0), "false-fail": scored & ~c.passed & (c.label == 1),
         "pass": scored & c.passed, "fail": scored & ~c.passed, "error": ~scored,
