@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "judgelab.cli.stress",
     "judgelab.cli.sets",
     "judgelab.cli.compare",
+    "judgelab.cli.view",
     "judgelab.cli.serve",
     "judgelab.cli.mcp",
     "judgelab.cli.policy",

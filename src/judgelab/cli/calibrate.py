@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="score at most this many rows per task: whole units (rows sharing meta.pair) spread over "
                    "the set, both labels, seeded by --seed; not the first rows")
     p.add_argument("--skip-invalid", action="store_true", help="skip malformed rows instead of stopping")
+    p.add_argument("--corrections", metavar="FILE",
+                   help="a corrections.jsonl (written by 'judgelab view' beside the set): apply its label corrections "
+                   "to the set's rows (the set file is not changed); metrics.json records how many and the file's sha256")
     p.add_argument("--batch-size", type=positive_int, default=8, help="rows per evaluate_many call (default 8)")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed for folds and bootstrap (default 0)")
@@ -115,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             target_error=args.target_error, limit=args.limit, skip_invalid=args.skip_invalid,
             batch_size=args.batch_size, n_resamples=args.resamples, seed=args.seed,
             progress=not args.no_progress, figures=not args.no_plots, allow_partial=args.allow_partial,
+            corrections=args.corrections,
         ),
     )
     print_executor_report(executor)
@@ -124,5 +128,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"  calibrator: {a.calibrator_choice.reason}")
         for warning in a.warnings():
             print(f"  warning: {warning}")
+    if args.corrections:
+        from judgelab.calibration import read_metrics
+
+        meta = read_metrics(result.files["metrics"]).meta
+        print(f"labels corrected: {meta.labels_corrected} by {meta.corrections} (sha256 {meta.corrections_sha256})")
     print(f"report: {result.files['report_html']}")
     return 0

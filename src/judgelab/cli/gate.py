@@ -38,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--min-kappa", type=float, metavar="K",
                    help="fail unless the new run's Cohen's kappa against its labels, at the baseline's threshold, "
                    "is at least K (the point estimate; its interval is printed; default: no floor)")
+    p.add_argument("--corrections", metavar="FILE",
+                   help="a corrections.jsonl (judgelab view): apply its label corrections to the new set or run first; "
+                   "the rows they relabel are reported with the other label changes")
     p.add_argument("--json", action="store_true", help="print the result as JSON (exit code as without)")
     p.add_argument("--model", help="model to score the new set with (default: the baseline's)")
     p.add_argument("--out", default="runs/gate", help="where a scored new set is written (default runs/gate)")
@@ -51,26 +54,37 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from judgelab.calibration import GateBootstrap, GateFloors, gate
-    from judgelab.calibration import interval_warning
-    from judgelab.cli._runs import load_run, records_for
+    from judgelab.calibration import GateBootstrap, GateFloors, apply_corrections, gate, interval_warning
+    from judgelab.cli._runs import Input, load_run, read_input, score_input
 
     floors = GateFloors(args.min_rows, args.min_kappa)
     floors.check()  # before any run is read or set scored
     base, task, threshold, meta = load_run(args.baseline, args.task)
     model = args.model or next((r.model for r in base if r.model), None) or meta.model
-    new = records_for(args.set, task=task, model=model, out=Path(args.out), threads=args.threads,
-                      allow_partial=args.allow_partial)
+    inp = read_input(args.set, task=task)
+    applied = None
+    if args.corrections:  # relabel before scoring: a set's rows, or a scored run's records
+        if inp.rows is not None:
+            rows, applied = apply_corrections(inp.rows, args.corrections)
+            inp = Input(inp.spec, inp.task, rows=rows)
+        elif inp.records is not None:
+            records, applied = apply_corrections(inp.records, args.corrections)
+            inp = Input(inp.spec, inp.task, records=records)
+    new = score_input(inp, model=model, out=Path(args.out), threads=args.threads, allow_partial=args.allow_partial)
     result = gate(base, new, threshold=threshold, metric=args.metric, max_drop=args.max_drop,
                   label_tolerance=args.label_tolerance, max_label_changes=args.max_label_changes,
                   resampling=GateBootstrap(n_resamples=args.resamples, seed=args.seed), floors=floors)
     warning = interval_warning([r.unit for r in new if r.ok], what="gate intervals")
     if args.json:
-        print(json.dumps(result.to_dict() | ({"warnings": [warning]} if warning else {}), indent=2))
+        extra = {} if applied is None else {"corrections": {"file": applied.path, "sha256": applied.sha256,
+                                                            "corrected": list(applied.corrected)}}
+        print(json.dumps({**result.to_dict(), **extra} | ({"warnings": [warning]} if warning else {}), indent=2))
         return 0 if result.passed else 1
     print(f"judgelab gate: FAIL: {result.reason}" if not result.passed else f"judgelab gate: ok ({task})")
     for line in result.lines():
         print(f"  {line}")
     if warning:
         print(f"  warning: {warning}")
+    if applied is not None:
+        print(f"  corrections: {applied.describe()}")
     return 0 if result.passed else 1

@@ -1,12 +1,22 @@
 """Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution, and the
 score records of a run (``ScoreRecord``, ``read_scores``) and its typed, versioned ``metrics.json``
-(``MetricsFile``: ``RunMeta`` and per task a ``TaskMetrics``; ``read_metrics``, ``write_metrics``).
+(``MetricsFile``: ``RunMeta`` and per task a ``TaskMetrics``; ``read_metrics``, ``write_metrics``), and
+label corrections kept beside a set (``Correction``, ``read_corrections``, ``apply_corrections``).
 
 The first step of the flow: nothing here scores or analyses; every other sub-package reads rows
 and records from here.
 """
 
 from judgelab.calibration.data._contamination import Exclusion, OverlapReport, overlap_report
+from judgelab.calibration.data._corrections import (
+    CORRECTIONS_FILE,
+    AppliedCorrections,
+    Correction,
+    append_correction,
+    apply_corrections,
+    corrections_beside,
+    read_corrections,
+)
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import (
     IMPORTERS,
@@ -90,6 +100,13 @@ from judgelab.calibration.data._limit import (
 )
 
 __all__ = [
+    "AppliedCorrections",
+    "CORRECTIONS_FILE",
+    "Correction",
+    "append_correction",
+    "apply_corrections",
+    "corrections_beside",
+    "read_corrections",
     "AbstainBandRecord",
     "AbstainBands",
     "AgreementRecord",

@@ -64,6 +64,10 @@ class RunMeta(BaseModel):
     seed: int | None = None
     rescored_changed_rows: int | None = None
     spec_hash: str | None = None
+    # label corrections applied to the set (``calibrate --corrections``): how many, from which file
+    labels_corrected: int | None = None
+    corrections: str | None = None
+    corrections_sha256: str | None = None
 
 
 class MetricsFile(BaseModel):

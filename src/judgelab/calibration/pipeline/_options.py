@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from judgelab.calibration.analysis import check_calibrator_name
@@ -49,6 +50,9 @@ class CalibrationOptions:
         "on N of M rows"); by default such a run raises ``PartialRunError``
         and writes no headline, threshold, calibrator or policy
         (``check_publishable``).
+    corrections
+        A ``corrections.jsonl`` (``apply_corrections``) whose label corrections
+        are applied to the set's rows before scoring; recorded in metrics.json.
     """
 
     threshold_strategy: str = "balanced_accuracy"
@@ -64,6 +68,7 @@ class CalibrationOptions:
     progress: bool = True
     figures: bool = True
     allow_partial: bool = False
+    corrections: str | Path | None = None
 
     def check(self, where: str = "calibrate") -> None:
         """Reject bad options before any row is read, scored or a model loaded."""

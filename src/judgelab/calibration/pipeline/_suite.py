@@ -15,6 +15,7 @@ from judgelab.calibration.scoring import LazyModel
 from judgelab.calibration.report import write_report
 from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.data import resolve_set, rows_by_task
+from judgelab.calibration.data import AppliedCorrections, apply_corrections
 from judgelab.calibration.data import ScoreRecord, read_scores
 from judgelab.calibration.scoring import ResumePlan, plan_resume
 from judgelab.calibration.scoring import run
@@ -198,8 +199,8 @@ def calibrate(
     o = options_or_default(CalibrationOptions, options, "calibrate")
     o.check()
     out = _writable_folder(out)
-    by_task, set_desc, n_skipped = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid,
-                                                 seed=o.seed)
+    by_task, set_desc, n_skipped, applied = _rows_by_task(set, task=task, limit=o.limit, skip_invalid=o.skip_invalid,
+                                                          seed=o.seed, corrections=o.corrections)
     judge = LazyModel(model, model_options)  # loaded only if rows must be scored
     evaluators = dict(evaluators or {})
     scores_path = out / "scores.jsonl"
@@ -220,7 +221,10 @@ def calibrate(
         o = dataclasses.replace(o, self_generators=tuple(getattr(judge.spec_before_loading, "self_generators", ()) or ()))
     meta = _run_meta(judge, records, o, set_desc=set_desc, n_skipped=n_skipped,
                      n_changed=sum(p.n_changed for p in plans.values()))
-    analyses = analyze_run(records, out, meta=meta, notes=_evidence_notes(by_task), options=o)
+    notes = _evidence_notes(by_task)
+    if applied is not None:
+        meta.update(_corrections_meta(applied, by_task, notes))
+    analyses = analyze_run(records, out, meta=meta, notes=notes, options=o)
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
     return CalibrationResult(analyses, records, files, out)
 
@@ -228,14 +232,35 @@ def calibrate(
 def _rows_by_task(
     set: str | Path | Sequence[LabelledRow] | None,  # noqa: A002 - the CLI's name
     *, task: str | Sequence[str] | None, limit: int | None, skip_invalid: bool, seed: int | None = 0,
-) -> tuple[dict[str, list[LabelledRow]], str, int]:
-    """The rows to calibrate on, by task (filtered and limited), the set's description and rows skipped."""
+    corrections: str | Path | None = None,
+) -> tuple[dict[str, list[LabelledRow]], str, int, AppliedCorrections | None]:
+    """The rows to calibrate on, by task (filtered and limited), the set's description, rows skipped, and
+    the label corrections applied to them (``None`` without a corrections file)."""
     rows, set_desc, n_skipped = resolve_set(set, skip_invalid=skip_invalid)
+    applied = None
+    if corrections is not None:
+        rows, applied = apply_corrections(rows, corrections)
+        logger.info("%s", applied.describe())
     by_task = rows_by_task(rows, task=task, limit=limit, seed=seed)
     if not by_task:
         tasks = [task] if isinstance(task, str) else list(task or [])
         raise DataError(f"No rows to score in {set_desc}" + (f" for task(s) {tasks}" if tasks else "") + ".")
-    return by_task, set_desc, n_skipped
+    return by_task, set_desc, n_skipped, applied
+
+
+def _corrections_meta(applied: AppliedCorrections, by_task: Mapping[str, Sequence[LabelledRow]],
+                      notes: dict[str, list[str]]) -> dict[str, Any]:
+    """The run facts of applied label corrections; a note per task that has corrected rows (added to ``notes``)."""
+    scored = {r.id: t for t, rs in by_task.items() for r in rs}
+    mine = [i for i in applied.corrected if i in scored]
+    for t in by_task:
+        ids = [i for i in mine if scored[i] == t]
+        if ids:
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            notes.setdefault(t, []).append(
+                f"{len(ids)} label(s) of this task were corrected by {applied.path} ({shown}); the figures are "
+                "measured against the corrected labels.")
+    return {"labels_corrected": len(mine), "corrections": applied.path, "corrections_sha256": applied.sha256}
 
 
 def _publishable(records: list[ScoreRecord], by_task: Mapping[str, list[LabelledRow]],
