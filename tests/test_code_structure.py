@@ -215,6 +215,21 @@ def test_packages_import_only_the_layers_below_them():
     assert bad == []
 
 
+def test_the_architecture_page_draws_the_layers_in_this_order():
+    """docs/architecture.md's drawing lists ``LAYERS`` top to bottom: one line a layer, its packages first."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawing = page.split("## The layers", 1)[1].split("```", 2)[1]
+    drawn = []
+    for line in drawing.strip().splitlines():
+        names = []
+        for word in line.split():
+            if not word.endswith(("/", ".py")):
+                break
+            names.append(word.removesuffix("/").removesuffix(".py"))
+        drawn.append(set(names))
+    assert drawn == LAYERS[::-1]
+
+
 def _top_level_names(tree: ast.Module) -> tuple[set[str], list[str] | None]:
     """The names a module defines or imports at top level (``if``/``try`` bodies included), and its ``__all__``."""
     names: set[str] = set()
