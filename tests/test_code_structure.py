@@ -215,6 +215,21 @@ def test_packages_import_only_the_layers_below_them():
     assert bad == []
 
 
+def test_the_architecture_page_draws_the_layers_in_this_order():
+    """docs/architecture.md's drawing lists ``LAYERS`` top to bottom: one line a layer, its packages first."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawing = page.split("## The layers", 1)[1].split("```", 2)[1]
+    drawn = []
+    for line in drawing.strip().splitlines():
+        names = []
+        for word in line.split():
+            if not word.endswith(("/", ".py")):
+                break
+            names.append(word.removesuffix("/").removesuffix(".py"))
+        drawn.append(set(names))
+    assert drawn == LAYERS[::-1]
+
+
 def _top_level_names(tree: ast.Module) -> tuple[set[str], list[str] | None]:
     """The names a module defines or imports at top level (``if``/``try`` bodies included), and its ``__all__``."""
     names: set[str] = set()
@@ -354,15 +369,21 @@ def test_no_package_imports_another_packages_private_module():
 
 
 #: Modules over MAX_MODULE_LINES when the cap went from judgelab.calibration to the whole tree (issue 31, item 5):
-#: the two in-process backends. The list may only shrink: split one and drop it here.
-KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend", "judgelab.engine._transformers_backend"}
+#: the two in-process backends, each with its own ceiling (its length when the ceilings were set, issue 39).
+#: The ceilings may only go down and the list may only shrink: lower a ceiling when a module shrinks; split
+#: one under MAX_MODULE_LINES and drop it here.
+KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend": 783, "judgelab.engine._transformers_backend": 683}
 
 
 def test_no_module_is_over_450_lines():
     sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
     big = {m for m, n in sizes.items() if n > MAX_MODULE_LINES}
-    assert sorted(f"{m}: {sizes[m]} lines" for m in big - KNOWN_LONG_MODULES) == []
-    assert KNOWN_LONG_MODULES - big == set(), "drop the entries no longer needed from KNOWN_LONG_MODULES"
+    assert sorted(f"{m}: {sizes[m]} lines" for m in big - KNOWN_LONG_MODULES.keys()) == []
+    assert KNOWN_LONG_MODULES.keys() - big == set(), "drop the entries no longer needed from KNOWN_LONG_MODULES"
+    grown = {m: f"{sizes[m]} lines, ceiling {ceiling}" for m, ceiling in KNOWN_LONG_MODULES.items() if sizes[m] > ceiling}
+    assert grown == {}, "an exempt module may only shrink: move code out of it"
+    shrunk = {m: f"{sizes[m]} lines, ceiling {ceiling}" for m, ceiling in KNOWN_LONG_MODULES.items() if sizes[m] < ceiling}
+    assert shrunk == {}, "lower the ceiling to the module's length: it may only go down"
 
 
 def _sibling_private(package: str, target: str) -> bool:

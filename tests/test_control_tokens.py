@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.engine import JudgeModel, Prompt
+from judgelab.engine import BackendJudgeModel, Prompt
 from judgelab.engine._special import Control, fragments
 from judgelab.evaluators import (
     EvaluationRequest,
@@ -50,7 +50,7 @@ def ids(judge_model):
 def chat_model(judge_model):
     """The same weights with a chat-style spec (Gemma's chat template)."""
     prompt = judge_model.spec.prompt.model_copy(update={"style": "chat", "chat_template": GEMMA_CHAT})
-    return JudgeModel(judge_model.backend, judge_model.spec.model_copy(update={"prompt": prompt}))
+    return BackendJudgeModel(judge_model.backend, judge_model.spec.model_copy(update={"prompt": prompt}))
 
 
 def _controls(tokens, ids) -> list[int]:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from judgelab.engine import JudgeModel, Judgment
+from judgelab.engine import BackendJudgeModel, Judgment
 from judgelab.errors import ContextLengthError
 
 
@@ -16,7 +16,7 @@ def test_queued_model_wraps_the_one_model(judge_model):
     batcher = Batcher(judge_model, window=0.0)
     try:
         queued = QueuedModel(judge_model, batcher)
-        assert not isinstance(queued, JudgeModel) and queued.model is judge_model  # no second cache or lock
+        assert not isinstance(queued, BackendJudgeModel) and queued.model is judge_model  # no second cache or lock
         prompt = judge_model.render("Is ice cold?")
         assert queued.tokenize(prompt) == judge_model.tokenize(prompt)
         got = queued.judge(prompt, ("Yes", "No"))

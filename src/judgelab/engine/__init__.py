@@ -1,7 +1,9 @@
 """The engine: the only layer that touches a model.
 
-``load_model`` gives a ``JudgeModel``; its ``probabilities(prompt, labels)``
-answers a closed question from one prefill. Backends load lazily, so importing
+``load_model`` gives a ``JudgeModel`` (the protocol every judge model
+satisfies: ``BackendJudgeModel`` in process, ``RemoteJudgeModel`` over HTTP,
+the server's queued view); its ``probabilities(prompt, labels)`` answers a
+closed question from one prefill. Backends load lazily, so importing
 this package imports neither llama_cpp nor torch (nor httpx, which the remote
 backend uses to ask judges served elsewhere).
 """
@@ -10,8 +12,10 @@ from judgelab.engine._backend import Backend, BackendFacts
 from judgelab.engine._info import ModelInfo
 from judgelab.engine._label_head import gguf_metadata
 from judgelab.engine._labels import ResolvedLabels, default_variants
+from judgelab.engine._lazy import LazyModel, ModelSource, spec_is_final
+from judgelab.engine._judge_model import JudgeModel
 from judgelab.engine._loading import BACKENDS, adapter_file, load_model
-from judgelab.engine._model import JudgeModel, Judgment
+from judgelab.engine._model import BackendJudgeModel, Judgment
 from judgelab.engine._prompt import Prompt
 from judgelab.engine._remote_backend import estimate_tokens
 from judgelab.engine._remote_labels import LabelReading, pool_top_logprobs, read_label_text
@@ -20,12 +24,15 @@ from judgelab.engine._remote_model import ChatPrompt, RemoteJudgeModel, RemoteJu
 __all__ = [
     "BACKENDS",
     "Backend",
+    "BackendJudgeModel",
     "BackendFacts",
     "ChatPrompt",
     "JudgeModel",
     "Judgment",
     "LabelReading",
+    "LazyModel",
     "ModelInfo",
+    "ModelSource",
     "Prompt",
     "RemoteJudgeModel",
     "RemoteJudgment",
@@ -37,4 +44,5 @@ __all__ = [
     "load_model",
     "pool_top_logprobs",
     "read_label_text",
+    "spec_is_final",
 ]

@@ -1,4 +1,4 @@
-"""``load_model``: a model id, spec file or weights path in, a ``JudgeModel`` out."""
+"""``load_model``: a model id, spec file or weights path in, a ``BackendJudgeModel`` (a ``JudgeModel``) out."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgelab.engine._model import JudgeModel
+from judgelab.engine._model import BackendJudgeModel
 from judgelab.errors import BackendUnavailableError, SpecError
 from judgelab.specs import ModelSpec, PromptFormat, WeightSource, load_spec
 from judgelab.weights import resolve_weights
@@ -117,16 +117,16 @@ def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str,
     return TransformersBackend(TransformersConfig(model=str(weights), **options))
 
 
-def _load_remote(spec: ModelSpec, backend: str, options: dict[str, Any]) -> JudgeModel:
+def _load_remote(spec: ModelSpec, backend: str, options: dict[str, Any]) -> BackendJudgeModel:
     """A spec with a ``[remote]`` table is asked over HTTP whatever ``backend`` says (the CLI's default)."""
     if backend not in ("remote", "llama_cpp"):
         log.warning("model %s is a remote judge; ignoring backend=%r", spec.id, backend)
     module_name, func_name = BACKENDS["remote"].split(":")
-    model: JudgeModel = getattr(importlib.import_module(module_name), func_name)(spec, dict(options))
+    model: BackendJudgeModel = getattr(importlib.import_module(module_name), func_name)(spec, dict(options))
     return model
 
 
-def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: Any) -> JudgeModel:
+def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: Any) -> BackendJudgeModel:
     """Load a judge model once, ready to answer questions with probabilities.
 
     Parameters
@@ -185,4 +185,4 @@ def load_model(id_or_path: str | Path, backend: str = "llama_cpp", **options: An
     be = build(spec, weights, dict(options))
     if spec.prompt.style == "chat" and not spec.prompt.chat_template and not be.chat_template():
         spec = spec.model_copy(update={"prompt": spec.prompt.model_copy(update={"style": "raw"})})
-    return JudgeModel(be, spec)
+    return BackendJudgeModel(be, spec)

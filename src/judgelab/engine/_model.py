@@ -1,4 +1,4 @@
-"""``JudgeModel``: a prompt and a closed set of labels in, probabilities out."""
+"""``BackendJudgeModel``: the ``JudgeModel`` over a backend: a prompt and a closed set of labels in, probabilities out."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from judgelab.engine._token_cache import TokenCache
 from judgelab.errors import ContextLengthError, JudgelabError, LabelError
 from judgelab.specs import ModelSpec
 
-__all__ = ["JudgeModel", "Judgment"]
+__all__ = ["BackendJudgeModel", "Judgment"]
 
 # Texts after which a label is tokenised as the model would write it; the
 # first whose tokens a label leaves unchanged is used (see ``_label_tokens``).
@@ -43,8 +43,8 @@ class Judgment:
     """Share of the full next-token distribution on the label tokens (``JudgeModel.label_mass``)."""
 
 
-class JudgeModel:
-    """A loaded judge model.
+class BackendJudgeModel:
+    """A loaded judge model: the ``JudgeModel`` protocol over a ``Backend``.
 
     Every judge question is answered from one prefill of the prompt: the
     logits of the label tokens at the last position, softmaxed over the labels
@@ -103,7 +103,7 @@ class JudgeModel:
         )
 
     def __repr__(self) -> str:
-        return f"JudgeModel(id={self.id!r}, backend={self.backend.name!r}, n_ctx={self.n_ctx})"
+        return f"BackendJudgeModel(id={self.id!r}, backend={self.backend.name!r}, n_ctx={self.n_ctx})"
 
     # -- prompts -------------------------------------------------------------
 
@@ -397,7 +397,7 @@ class JudgeModel:
     def close(self) -> None:
         self.backend.close()
 
-    def __enter__(self) -> "JudgeModel":
+    def __enter__(self) -> "BackendJudgeModel":
         return self
 
     def __exit__(self, *exc: object) -> None:

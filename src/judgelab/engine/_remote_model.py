@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from judgelab.engine._labels import ResolvedLabels
-from judgelab.engine._model import JudgeModel, Judgment
+from judgelab.engine._model import BackendJudgeModel, Judgment
 from judgelab.engine._prompt import Prompt, render_prompt
 from judgelab.engine._remote_labels import LabelReading, pool_top_logprobs, read_label_text
 from judgelab.engine._remote_protocols import Messages, build_request, read_answer
@@ -74,7 +74,7 @@ class RemoteJudgment(Judgment):
     missing: tuple[str, ...] = ()
 
 
-class RemoteJudgeModel(JudgeModel):
+class RemoteJudgeModel(BackendJudgeModel):
     """A judge served elsewhere, behind the ``JudgeModel`` contract (see ``load_model``)."""
 
     def __init__(self, backend: "RemoteBackend", spec: ModelSpec) -> None:

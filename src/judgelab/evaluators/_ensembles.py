@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from judgelab.engine import JudgeModel
 from judgelab.errors import ParameterError
 from judgelab.evaluators._registry import build_evaluator, evaluator_names, register_evaluator
 from judgelab.evaluators._policy_file import Policy, load_cascade
@@ -18,7 +19,7 @@ from judgelab.evaluators.jury import Combine, Jury
 __all__ = ["build_cascade", "load_stage_models"]
 
 
-def load_stage_models(model: Any, policy: Policy, **model_options: Any) -> list[Any | None]:
+def load_stage_models(model: JudgeModel | None, policy: Policy, **model_options: Any) -> list[JudgeModel | None]:
     """The models of a fitted cascade's stages: ``None`` where ``model``'s spec is the stage's, else loaded.
 
     A stage's model is loaded from its spec id (``stage.model``) with
@@ -28,8 +29,8 @@ def load_stage_models(model: Any, policy: Policy, **model_options: Any) -> list[
     from judgelab.engine import load_model
 
     spec_hash = getattr(getattr(model, "spec", None), "spec_hash", None)
-    loaded: dict[str, Any] = {}
-    out: list[Any | None] = []
+    loaded: dict[str, JudgeModel] = {}
+    out: list[JudgeModel | None] = []
     for k, st in enumerate(policy.stages):
         if model is not None and (st.spec_hash == spec_hash or (st.spec_hash is None and st.model == getattr(model, "id", None))):
             out.append(None)
@@ -43,7 +44,7 @@ def load_stage_models(model: Any, policy: Policy, **model_options: Any) -> list[
     return out
 
 
-def build_cascade(model: Any, policy: Policy, *, stage_models: Sequence[Any | None] | None = None,
+def build_cascade(model: JudgeModel, policy: Policy, *, stage_models: Sequence[JudgeModel | None] | None = None,
                   threshold: float | None = None, **model_options: Any) -> Cascade:
     """A ``Cascade`` of a fitted cascade's stages, each the registered evaluator of its task on its model.
 
@@ -62,7 +63,7 @@ def build_cascade(model: Any, policy: Policy, *, stage_models: Sequence[Any | No
     return Cascade(stages, policy=policy)
 
 
-def _cascade(model: Any, policy: Any = None, **options: Any) -> Any:
+def _cascade(model: JudgeModel, policy: Policy | str | None = None, **options: Any) -> Cascade:
     if policy is None:
         raise ParameterError("The 'cascade' evaluator needs policy= (a fitted cascade: "
                              "judgelab.evaluators.load_cascade('cascade.json')), or its file as 'cascade@FILE'.")
@@ -71,8 +72,8 @@ def _cascade(model: Any, policy: Any = None, **options: Any) -> Any:
     return build_cascade(model, policy, **options)
 
 
-def _jury(model: Any, members: Any = ("gemma-3-270m", "smollm2-135m"), combine: Combine = "mean-logit",
-          evaluator: str | None = None, task: str = "fact-check", **model_options: Any) -> Any:
+def _jury(model: JudgeModel, members: str | Sequence[str] = ("gemma-3-270m", "smollm2-135m"), combine: Combine = "mean-logit",
+          evaluator: str | None = None, task: str = "fact-check", **model_options: Any) -> Jury:
     from judgelab.engine import load_model
 
     if isinstance(members, str):

@@ -15,9 +15,13 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
+
+from judgelab.evaluators._spi import Evaluator
 
 __all__ = ["FENCED_FACT_CHECK_TEMPLATE", "FENCED_RELEVANCY_TEMPLATE", "escape_fenced", "fence_template", "fenced"]
+
+E = TypeVar("E", bound=Evaluator)
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -82,7 +86,7 @@ def _escaped(values_of: Callable[[Any], Mapping[str, str]]) -> Callable[[Any], d
     return template_values
 
 
-def fenced(evaluator: Any) -> Any:
+def fenced(evaluator: E) -> E:
     """A copy of a template evaluator whose template fences its values (``fence_template``).
 
     Works for evaluators with ``prompt_template`` and ``template_values``
@@ -99,7 +103,8 @@ def fenced(evaluator: Any) -> Any:
     if not isinstance(template, str) or not callable(values_of):
         raise TypeError(f"{type(evaluator).__name__} has no prompt_template/template_values to fence.")
     clone = copy.copy(evaluator)
-    clone.prompt_template = fence_template(template)
-    clone.template_values = _escaped(values_of)
-    clone.name = f"{getattr(evaluator, 'name', type(evaluator).__name__)}+fenced"
+    changes = {"prompt_template": fence_template(template), "template_values": _escaped(values_of),
+               "name": f"{getattr(evaluator, 'name', type(evaluator).__name__)}+fenced"}
+    for attr, value in changes.items():  # attributes of template evaluators, not of every Evaluator
+        setattr(clone, attr, value)
     return clone

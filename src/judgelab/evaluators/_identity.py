@@ -39,7 +39,7 @@ def config_hash(kind: str, config: Mapping[str, Any]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def evaluator_identity(evaluator: Any) -> EvaluatorIdentity:
+def evaluator_identity(evaluator: object) -> EvaluatorIdentity:
     """The identity of any evaluator.
 
     An evaluator that defines ``identity()`` (judgelab's own do) answers for

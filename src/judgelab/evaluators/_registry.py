@@ -24,7 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
+from judgelab.evaluators._spi import Evaluator
 from judgelab.evaluators._template_config import TemplateConfig
 
 __all__ = [
@@ -37,7 +39,7 @@ __all__ = [
     "registered_evaluator",
 ]
 
-EvaluatorBuilder = Callable[..., Any]
+EvaluatorBuilder = Callable[..., Evaluator]
 """``build(model, **options) -> Evaluator``."""
 
 ConfigReader = Callable[..., TemplateConfig]
@@ -162,7 +164,7 @@ def _resolve(name: str | None, task: str | None, options: dict[str, Any]
     return base, entry, options, fence
 
 
-def build_evaluator(name: str | None, model: Any, *, task: str | None = None, **options: Any) -> Any:
+def build_evaluator(name: str | None, model: JudgeModel, *, task: str | None = None, **options: Any) -> Evaluator:
     """Build the evaluator called ``name`` for ``model``.
 
     ``name`` may be ``None`` (the default for ``task``), a registered name,
@@ -205,19 +207,19 @@ def evaluator_config(name: str | None, spec: Any = None, *, task: str | None = N
     return config.fenced() if fence else config
 
 
-def _fact_checking(model: Any, **options: Any) -> Any:
+def _fact_checking(model: JudgeModel, **options: Any) -> Evaluator:
     from judgelab.evaluators.fact_checking import FactCheckingEvaluator
 
     return FactCheckingEvaluator(model, **options)
 
 
-def _fact_checking_sentences(model: Any, **options: Any) -> Any:
+def _fact_checking_sentences(model: JudgeModel, **options: Any) -> Evaluator:
     from judgelab.evaluators.fact_checking import FactCheckingEvaluator
 
     return FactCheckingEvaluator(model, decompose=True, **options)
 
 
-def _bespoke_minicheck(model: Any, threshold: float = 0.5, **options: Any) -> Any:
+def _bespoke_minicheck(model: JudgeModel, threshold: float = 0.5, **options: Any) -> Evaluator:
     from judgelab.evaluators.fact_checking import FactCheckingEvaluator
 
     return FactCheckingEvaluator.for_bespoke_minicheck(model, threshold, **options)
@@ -247,7 +249,7 @@ def _relevancy_config(spec: Any, **options: Any) -> TemplateConfig:
     return RelevancyEvaluator.config_for(**options)
 
 
-def _relevancy(model: Any, **options: Any) -> Any:
+def _relevancy(model: JudgeModel, **options: Any) -> Evaluator:
     from judgelab.evaluators.relevancy import RelevancyEvaluator
 
     return RelevancyEvaluator(model, **options)

@@ -31,19 +31,19 @@ _StageDecision = Literal["pass", "fail", "abstain", "escalate"]
 """What one stage did with a request: a band's decision, or ``escalate`` (abstained before the last stage)."""
 
 
-def stage_name(evaluator: Any) -> str:
+def stage_name(evaluator: Evaluator) -> str:
     """A readable name for a stage: its model id, else its class name."""
     model = getattr(getattr(evaluator, "model", None), "id", None)
     return str(model) if model else type(evaluator).__name__
 
 
-def stage_template_hash(evaluator: Any) -> str | None:
+def stage_template_hash(evaluator: Evaluator) -> str | None:
     """The stage's template hash (``YesNoEvaluator.template_hash``), or ``None``."""
     value = getattr(evaluator, "template_hash", None)
     return value if isinstance(value, str) else None
 
 
-def stage_judge(evaluator: Any) -> JudgeIdentity:
+def stage_judge(evaluator: Evaluator) -> JudgeIdentity:
     """The judge an evaluator is: its spec hash and template hash, as a fitted stage records them."""
     return JudgeIdentity(evaluator_identity(evaluator).spec_hash, stage_template_hash(evaluator))
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from judgelab.engine import JudgeModel
 from judgelab.errors import ParameterError
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
@@ -75,7 +76,7 @@ class Jury(BaseEvaluator):
         self.combine = combine
         self.threshold = float(threshold)
         self.names = list(names) if names else [stage_name(j) for j in self.jurors]
-        self.owned: list[Any] = []  # models this jury loaded (the registry's); closed by close()
+        self.owned: list[JudgeModel] = []  # models this jury loaded (the registry's); closed by close()
 
     def close(self) -> None:
         """Close the models this jury loaded itself (none unless built by the registry)."""

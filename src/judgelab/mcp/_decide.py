@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgelab import questions as q
+from judgelab.engine import JudgeModel
 from judgelab.wire import MAX_CHOICES, ask_decisions
 
 __all__ = ["Message", "Question", "answer_questions"]
@@ -72,7 +73,7 @@ Question = Annotated[Union[Predicate, ChoiceQuestion, ScoreQuestion], Field(disc
 """One question of ``decide``."""
 
 
-def answer_questions(model: Any, value: str | Sequence[Message], questions: Sequence[Any]) -> dict[str, Any]:
+def answer_questions(model: JudgeModel, value: str | Sequence[Message], questions: Sequence[Any]) -> dict[str, Any]:
     """Ask every question about the input in one ``ask_all`` (``judgelab.wire.ask_decisions``); answers in order.
 
     A question the model cannot answer (its label words) gets a ``refusal``

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from judgelab.engine import JudgeModel
+from judgelab.engine import BackendJudgeModel
 from judgelab.errors import JudgelabError
-from judgelab.evaluators import Document, EvaluationRequest, build_evaluator, evaluator_names, registered_evaluator
+from judgelab.evaluators import Document, EvaluationRequest, Evaluator, build_evaluator, evaluator_names, registered_evaluator
 from judgelab.mcp._decide import answer_questions
 from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
-from judgelab.wire import bind_policy, policy_summary, registered_template_hashes
+from judgelab.wire import apply_policy, bind_policy, policy_summary, registered_template_hashes
 
 __all__ = ["McpJudge"]
 
@@ -37,7 +37,7 @@ class McpJudge:
         that decides for the evaluators it was calibrated for).
     """
 
-    def __init__(self, model: JudgeModel, config: ServerConfig | None = None) -> None:
+    def __init__(self, model: BackendJudgeModel, config: ServerConfig | None = None) -> None:
         self.model = model
         self.config = config or ServerConfig()
         self.policy_evaluators = self._bind_policy(self.config.policy)  # before the worker starts
@@ -62,7 +62,7 @@ class McpJudge:
         """The model as one call sees it: through the queue, with its own prompt budget."""
         return self.queued.for_request(RequestTicket(self.config.max_request_prompts))
 
-    def _evaluator(self, name: str, threshold: float | None) -> Any:
+    def _evaluator(self, name: str, threshold: float | None) -> Evaluator:
         base = name.partition("+")[0]
         if ":" in base:  # an agent must not make the server import modules
             raise JudgelabError(f"evaluator {name!r}: 'module:callable' evaluators are not served over MCP; "
@@ -71,7 +71,7 @@ class McpJudge:
         view = self._view()
         evaluator = build_evaluator(name, view) if threshold is None else build_evaluator(name, view, threshold=threshold)
         if name in self.policy_evaluators:
-            evaluator.set_policy(self.config.policy)
+            apply_policy(evaluator, self.config.policy)
         return evaluator
 
     def _judged(self, name: str, request: EvaluationRequest, threshold: float | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, overload
 
+from judgelab.engine import Judgment
 from judgelab.errors import JudgelabError, LabelError, QuestionError
 from judgelab.questions._render import (
     check_state,
@@ -54,14 +55,21 @@ log = logging.getLogger(__name__)
 YES_NO = ("Yes", "No")
 
 
+class LabelTokenCounts(Protocol):
+    """What asking reads of resolved labels (``judgelab.engine.ResolvedLabels``): each label's token count."""
+
+    @property
+    def n_tokens(self) -> tuple[int, ...]: ...
+
+
 class QuestionModel(Protocol):
     """What asking needs of a model (``judgelab.engine.JudgeModel`` has it all)."""
 
     def render(self, user: str, *, system: str | None = None) -> str: ...
 
-    def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Any]: ...
+    def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Judgment]: ...
 
-    def resolve_labels(self, labels: Sequence[str]) -> Any: ...
+    def resolve_labels(self, labels: Sequence[str]) -> LabelTokenCounts: ...
 
 
 @dataclass(frozen=True)
@@ -314,6 +322,7 @@ def _answer_group(
 ) -> None:
     """Answer one engine call's questions into ``results``; a failed batch is retried one by one."""
     prompts = [p.prompt for _, p in members]
+    judgments: Sequence[Judgment | JudgelabError]
     try:
         judgments = model.judge_many(prompts, labels)
     except JudgelabError as exc:
@@ -321,12 +330,13 @@ def _answer_group(
             results[members[0][0]] = exc
             return
         log.info("a batch of %d questions failed (%s); asking them one by one", len(members), exc)
-        judgments = []
+        one_by_one: list[Judgment | JudgelabError] = []
         for _, p in members:
             try:
-                judgments.append(model.judge_many([p.prompt], labels)[0])
+                one_by_one.append(model.judge_many([p.prompt], labels)[0])
             except JudgelabError as one_exc:
-                judgments.append(one_exc)
+                one_by_one.append(one_exc)
+        judgments = one_by_one
     for (i, prepared), judgment in zip(members, judgments):
         if isinstance(judgment, JudgelabError):
             results[i] = judgment

@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from judgelab import __version__
-from judgelab.engine import JudgeModel
+from judgelab.engine import BackendJudgeModel
 from judgelab.server import _decisions, _evaluate, _ollama, _openai, _ops, _systemone, _tokenize
 from judgelab.server._config import ServerConfig
 from judgelab.server._errors import install_error_handlers
@@ -40,7 +40,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(
-    model: JudgeModel,
+    model: BackendJudgeModel,
     config: ServerConfig | None = None,
     *,
     evaluators: Mapping[str, ServedEvaluatorBuilder] | None = None,

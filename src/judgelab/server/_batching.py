@@ -44,7 +44,7 @@ from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgelab.engine import JudgeModel, Judgment
+from judgelab.engine import BackendJudgeModel, Judgment
 
 __all__ = ["Batcher", "BatcherClosedError", "MIN_PIECE_TOKENS", "prompt_name"]
 
@@ -65,7 +65,7 @@ class _Job:
     prompts: Sequence[str] = ()
     labels: tuple[str, ...] = ()
     token_counts: Sequence[int] = ()
-    call: Callable[[JudgeModel], Any] | None = None
+    call: Callable[[BackendJudgeModel], Any] | None = None
     results: list[Judgment | None] = field(default_factory=list)
     cursor: int = 0  # the next prompt to schedule
     done: int = 0  # tokens of the cursor's prompt already evaluated in pieces
@@ -119,7 +119,7 @@ class Batcher:
 
     def __init__(
         self,
-        model: JudgeModel,
+        model: BackendJudgeModel,
         *,
         window: float = 0.005,
         max_prompts: int = 64,
@@ -166,7 +166,7 @@ class Batcher:
         job.results = [None] * len(job.prompts)
         return self._put(job)
 
-    def call(self, fn: Callable[[JudgeModel], Any]) -> Future:
+    def call(self, fn: Callable[[BackendJudgeModel], Any]) -> Future:
         """Run ``fn(model)`` on the worker, between turns (for free-text ``complete``)."""
         return self._put(_Job(Future(), None, call=fn))
 
@@ -324,7 +324,7 @@ class Batcher:
             tokens = sum(job.token_counts[i] for job, indices in picked for i in indices)
             self.on_batch(len(picked), len(prompts), tokens)
 
-    def _run_call(self, future: Future[Any], call: Callable[[JudgeModel], Any]) -> None:
+    def _run_call(self, future: Future[Any], call: Callable[[BackendJudgeModel], Any]) -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:

@@ -26,6 +26,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
+from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
 from judgelab.server._batching import BatcherClosedError
 from judgelab.server._errors import APIError, from_judgelab_error, from_validation_error
@@ -178,7 +179,7 @@ def input_state(body_input: str | Sequence[_Item]) -> tuple[dict[str, str], str 
     return decision_state(input_turns(body_input))
 
 
-def answer_decisions(model: Any, body: DecisionBody) -> tuple[list[dict[str, Any]], int]:
+def answer_decisions(model: JudgeModel, body: DecisionBody) -> tuple[list[dict[str, Any]], int]:
     """Wire answers in question order and the prompt tokens they took (blocking: run it in a thread)."""
     try:
         return ask_decisions(model, input_turns(body.input), body.questions)

@@ -97,9 +97,8 @@ def _evaluator(request: Request, name: str, threshold: float, ticket: RequestTic
             param="evaluator",
         )
     try:
-        # QueuedModel stands in for a JudgeModel (the same judging methods, run on the batcher); one model type for
-        # factories is issue 31's item 6.
-        return factory(state.queued.for_request(ticket), threshold)  # type: ignore[arg-type]
+        # QueuedModel is a JudgeModel (the engine's protocol) whose judging runs on the batcher
+        return factory(state.queued.for_request(ticket), threshold)
     except JudgelabError as exc:
         raise from_judgelab_error(exc, param="evaluator") from exc
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from fastapi import Request
 
-from judgelab.engine import JudgeModel, Judgment, ResolvedLabels
+from judgelab.engine import BackendJudgeModel, Judgment, ResolvedLabels
 from judgelab.server._batching import Batcher, prompt_name
 from judgelab.server._errors import APIError
 from judgelab.specs import ModelSpec
@@ -76,7 +76,7 @@ class RequestTicket:
 
 
 class QueuedModel:
-    """A ``JudgeModel`` whose judgments run on a ``Batcher``'s worker.
+    """A ``JudgeModel`` (the engine's protocol) whose judgments run on a ``Batcher``'s worker.
 
     Parameters
     ----------
@@ -88,7 +88,7 @@ class QueuedModel:
         The request this view judges for; ``None`` for no request.
     """
 
-    def __init__(self, model: JudgeModel, batcher: Batcher, ticket: RequestTicket | None = None) -> None:
+    def __init__(self, model: BackendJudgeModel, batcher: Batcher, ticket: RequestTicket | None = None) -> None:
         self.model = model
         self.batcher = batcher
         self.ticket = ticket
@@ -127,6 +127,9 @@ class QueuedModel:
     def resolve_labels(self, labels: Sequence[str]) -> ResolvedLabels:
         return self.model.resolve_labels(labels)
 
+    def check_prompt(self, prompt: str, *, what: str = "prompt") -> int:
+        return self.model.check_prompt(prompt, what=what)
+
     # -- judging: through the queue -------------------------------------------
 
     def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Judgment]:
@@ -149,6 +152,12 @@ class QueuedModel:
 
     def judge(self, prompt: str, labels: Sequence[str]) -> Judgment:
         return self.judge_many([prompt], labels)[0]
+
+    def probabilities(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        return self.judge(prompt, labels).probabilities
+
+    def batch_probabilities(self, prompts: Sequence[str], labels: Sequence[str]) -> list[dict[str, float]]:
+        return [j.probabilities for j in self.judge_many(prompts, labels)]
 
     def complete(self, prompt: str, max_tokens: int = 256, stop: Sequence[str] = ()) -> str:
         text: str = self.batcher.call(lambda m: m.complete(prompt, max_tokens, stop)).result()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from fastapi.concurrency import run_in_threadpool
 
-from judgelab.engine import JudgeModel, Judgment
+from judgelab.engine import BackendJudgeModel, Judgment
 from judgelab.errors import JudgelabError, LabelError
 from judgelab.server._batching import Batcher, BatcherClosedError
 from judgelab.server._config import ServerConfig
@@ -19,7 +19,7 @@ from judgelab.server._queued import QueuedModel, RequestTicket
 __all__ = ["JudgeState", "default_labels"]
 
 
-def default_labels(model: JudgeModel) -> tuple[str, ...]:
+def default_labels(model: BackendJudgeModel) -> tuple[str, ...]:
     """The model spec's ``fact-check`` task labels (or any task's), else ("Yes", "No")."""
     tasks = model.spec.tasks
     for name in ["fact-check", *sorted(tasks)]:
@@ -32,7 +32,7 @@ def default_labels(model: JudgeModel) -> tuple[str, ...]:
 class JudgeState:
     """Everything a request handler needs; stored as ``app.state.judge``."""
 
-    def __init__(self, model: JudgeModel, config: ServerConfig) -> None:
+    def __init__(self, model: BackendJudgeModel, config: ServerConfig) -> None:
         self.model = model
         self.config = config
         self.metrics = Metrics()

@@ -13,10 +13,13 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgelab.testing._expect import decision_of
 from judgelab.testing._options import Settings
+
+if TYPE_CHECKING:  # the plugin imports no model, nor the engine, until a test asks for the judge
+    from judgelab.engine import JudgeModel, LazyModel
 
 __all__ = ["CheckStats", "JudgeSession", "TrackedEvaluator"]
 
@@ -104,7 +107,7 @@ class JudgeSession:
         self.settings = settings
         self.stats = CheckStats()
         self.item: Any = None  # the test running now (its user_properties take the records)
-        self._lazy: Any = None  # a judgelab.calibration.LazyModel, made on first use
+        self._lazy: LazyModel | None = None  # made on first use
         self._policy: Any = None
         self.policy_names: list[str] = []
 
@@ -114,10 +117,10 @@ class JudgeSession:
         return self._lazy is not None and self._lazy.loaded
 
     @property
-    def model(self) -> Any:
+    def model(self) -> JudgeModel:
         """The ``JudgeModel``, loaded on first use with the session's options (through the one lazy loader)."""
         if self._lazy is None:
-            from judgelab.calibration import LazyModel
+            from judgelab.engine import LazyModel
             from judgelab.specs import DEFAULT_MODEL_ID
 
             options: dict[str, Any] = {"backend": self.settings.backend}
@@ -184,7 +187,7 @@ class JudgeSession:
         lines = [f"{s.checks} checks: {s.passed} passed, {s.failed} failed, {s.abstained} abstained; "
                  f"judgment {s.judgment_s:.2f} s"
                  + (f" ({s.batched} of them in {s.batch_calls} judge_batch call(s))" if s.batch_calls else "")]
-        if self.loaded:
+        if self.loaded and self._lazy is not None:
             m = self._lazy.load()
             lines.append(f"judge {m.id} (spec {m.spec.spec_hash}, {self.settings.backend}), "
                          f"loaded in {s.load_s:.2f} s")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
+from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError, PolicyMismatchError
 from judgelab.evaluators import build_evaluator, evaluator_config, registered_evaluator
 
@@ -63,7 +64,7 @@ def apply_policy(evaluator: object, policy: BoundPolicy) -> None:
     evaluator.set_policy(policy)
 
 
-def registered_template_hashes(names: Iterable[str], model: Any) -> dict[str, str | None]:
+def registered_template_hashes(names: Iterable[str], model: JudgeModel) -> dict[str, str | None]:
     """``{name: template hash}`` of registered evaluators on ``model``, read from the name and ``model.spec``.
 
     No evaluator is built for an entry that declares its configuration
@@ -91,12 +92,12 @@ def template_hash_of(build: Callable[[], Any]) -> str | None:
         return None
 
 
-def policy_applies(policy: BoundPolicy, evaluator: Any) -> bool:
+def policy_applies(policy: BoundPolicy, evaluator: object) -> bool:
     """Whether ``policy`` was calibrated for the question ``evaluator`` asks (same template hash)."""
     return policy.template_hash is not None and policy.template_hash == getattr(evaluator, "template_hash", None)
 
 
-def bind_policy(policy: BoundPolicy, model: Any, hashes: Mapping[str, str | None]) -> list[str]:
+def bind_policy(policy: BoundPolicy, model: JudgeModel, hashes: Mapping[str, str | None]) -> list[str]:
     """The names of the evaluators that ask the question ``policy`` was calibrated for.
 
     Parameters

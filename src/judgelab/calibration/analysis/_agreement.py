@@ -10,11 +10,12 @@ add the intervals: the same percentile bootstrap as the held-out metrics
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis._analysis_record import agreement_record
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
@@ -62,7 +63,7 @@ def _kappa(tp: float, fp: float, fn: float, tn: float) -> float:
     return ((tp + tn) / n - pe) / (1 - pe)
 
 
-def cohen_kappa_score(y_true, y_score, *, threshold: float = 0.5) -> float:
+def cohen_kappa_score(y_true: ArrayLike, y_score: ArrayLike, *, threshold: float = 0.5) -> float:
     """Cohen's kappa between the labels and the verdicts ``score >= threshold``.
 
     1 is full agreement, 0 the agreement two raters with these pass rates
@@ -74,14 +75,14 @@ def cohen_kappa_score(y_true, y_score, *, threshold: float = 0.5) -> float:
     return _degenerate("Cohen's kappa", "labels or verdicts hold one class only") if math.isnan(k) else float(k)
 
 
-def true_positive_rate(y_true, y_score, *, threshold: float = 0.5) -> float:
+def true_positive_rate(y_true: ArrayLike, y_score: ArrayLike, *, threshold: float = 0.5) -> float:
     """Share of rows labelled 1 that pass (``score >= threshold``): sensitivity, recall."""
     y, s = _validate(y_true, y_score)
     tp, _, fn, _ = _counts(y, s, threshold)
     return tp / (tp + fn) if tp + fn else _degenerate("TPR", "y_true has no row labelled 1")
 
 
-def true_negative_rate(y_true, y_score, *, threshold: float = 0.5) -> float:
+def true_negative_rate(y_true: ArrayLike, y_score: ArrayLike, *, threshold: float = 0.5) -> float:
     """Share of rows labelled 0 that fail (``score < threshold``): specificity."""
     y, s = _validate(y_true, y_score)
     _, fp, _, tn = _counts(y, s, threshold)
@@ -95,7 +96,7 @@ def _rho(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(ra, rb) / den) if den else math.nan
 
 
-def spearman_correlation(x, y) -> float:
+def spearman_correlation(x: ArrayLike, y: ArrayLike) -> float:
     """Spearman's rank correlation of two samples (average ranks for ties); nan when either is constant."""
     a = np.asarray(x, dtype=float)
     b = np.asarray(y, dtype=float)
@@ -141,15 +142,15 @@ def _agreement_stat(y: np.ndarray, s: np.ndarray, t: np.ndarray) -> dict[str, fl
 
 
 def agreement(
-    y_true,
-    y_score,
+    y_true: ArrayLike,
+    y_score: ArrayLike,
     *,
     threshold: float | np.ndarray = 0.5,
-    units: Sequence[str] | None = None,
+    units: Iterable[str] | None = None,
     rows: str = "all",
     n_resamples: int = 1000,
     seed: int | None = 0,
-    groups: Sequence[str] | None = None,
+    groups: Iterable[str] | None = None,
 ) -> Agreement:
     """Cohen's kappa, TPR and TNR at ``threshold``, each with a percentile bootstrap interval.
 
@@ -216,14 +217,14 @@ class LengthBias:
 
 
 def length_bias(
-    y_true,
-    y_score,
-    lengths,
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    lengths: ArrayLike,
     *,
-    units: Sequence[str] | None = None,
+    units: Iterable[str] | None = None,
     n_resamples: int = 1000,
     seed: int | None = 0,
-    groups: Sequence[str] | None = None,
+    groups: Iterable[str] | None = None,
 ) -> LengthBias:
     """Spearman's rho of score and judged-text length within each label, with bootstrap intervals.
 
@@ -241,7 +242,7 @@ def length_bias(
     y, s, n_len = y[known], s[known], n_len[known]
     u = None if units is None else np.asarray(list(units))[known]
 
-    def stat(y, s, n):
+    def stat(y: np.ndarray, s: np.ndarray, n: np.ndarray) -> dict[str, float]:
         return {str(k): _quiet_spearman(n[y == k], s[y == k]) for k in (1, 0)}
 
     res = bootstrap_many(stat, [y, s, n_len], n_resamples=n_resamples, seed=seed, units=shared_units(u))
@@ -251,7 +252,7 @@ def length_bias(
 
 
 def records_length_bias(
-    records: Sequence[Any], *, units: Sequence[str] | None = None, n_resamples: int = 1000, seed: int | None = 0
+    records: Sequence[Any], *, units: Iterable[str] | None = None, n_resamples: int = 1000, seed: int | None = 0
 ) -> LengthBias | None:
     """``length_bias`` of scored records (their ``label``, ``score`` and ``response_chars``).
 

@@ -367,7 +367,7 @@ def _heldout_metrics(
     held = plan.held
     y_h, s_h, t_h = data.y[held], data.s[held], tuning.thr_row[held]
 
-    def stat(y, s, t):
+    def stat(y: np.ndarray, s: np.ndarray, t: np.ndarray) -> dict[str, float]:
         return fast_binary_metrics(y, s, t)
 
     # Rows of one unit are resampled together; with no unit of several rows
@@ -416,7 +416,7 @@ def _calibration_table(data: _Scored, plan: SplitPlan, tuning: _Tuning) -> dict[
     return calibration
 
 
-def _pooled_band(y, s, low, high, target_error) -> AbstainBand:
+def _pooled_band(y: np.ndarray, s: np.ndarray, low: np.ndarray, high: np.ndarray, target_error: float) -> AbstainBand:
     decided = (s < low) | (s >= high)
     wrong = ((s >= high) & (y == 0)) | ((s < low) & (y == 1))
     n_dec = int(decided.sum())

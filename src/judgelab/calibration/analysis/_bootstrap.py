@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.calibration.data import IntervalRecord, renamed_keyword
 from judgelab.errors import JudgelabError
@@ -58,7 +59,7 @@ def _check(n_resamples: int, confidence: float) -> None:
         raise JudgelabError(f"The 'confidence' parameter must be in (0, 1). Got {confidence!r} instead.")
 
 
-def shared_units(units: Sequence | np.ndarray | None) -> np.ndarray | None:
+def shared_units(units: Iterable[str] | None) -> np.ndarray | None:
     """``units`` as an array when some unit holds more than one row, else None (the plain row bootstrap).
 
     Drawing single-row units one by one is the row bootstrap, but with other
@@ -71,15 +72,15 @@ def shared_units(units: Sequence | np.ndarray | None) -> np.ndarray | None:
     return u if len(u) and len(np.unique(u)) < len(u) else None
 
 
-def _unit_indices(units, n_resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+def _unit_indices(units: Iterable[str], n_resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Resample whole units with replacement; each resample keeps all rows of its units."""
-    _, inverse = np.unique(np.asarray(units), return_inverse=True)
+    _, inverse = np.unique(np.asarray(list(units)), return_inverse=True)
     members = [np.flatnonzero(inverse == c) for c in range(inverse.max() + 1)]
     picks = rng.integers(0, len(members), size=(n_resamples, len(members)))
     return [np.concatenate([members[c] for c in row]) for row in picks]
 
 
-def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator, strata) -> np.ndarray:
+def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator, strata: ArrayLike | None) -> np.ndarray:
     if strata is None:
         return rng.integers(0, n, size=(n_resamples, n))
     strata = np.asarray(strata)
@@ -97,9 +98,9 @@ def bootstrap_many(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
-    strata=None,
-    units=None,
-    clusters=None,
+    strata: ArrayLike | None = None,
+    units: Iterable[str] | None = None,
+    clusters: Iterable[str] | None = None,
 ) -> dict[str, Interval]:
     """Percentile bootstrap of a statistic that returns several named numbers.
 
@@ -141,6 +142,7 @@ def bootstrap_many(
     rng = np.random.default_rng(seed)
     if units is not None and strata is not None:
         raise JudgelabError("bootstrap_many takes strata or units, not both.")
+    idx: np.ndarray | list[np.ndarray]
     if units is not None:
         idx = _unit_indices(units, n_resamples, rng)
     else:
@@ -167,16 +169,16 @@ def bootstrap_many(
 
 def bootstrap_interval(
     metric: Callable[..., float],
-    *arrays,
+    *arrays: ArrayLike,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
-    strata=None,
+    strata: ArrayLike | None = None,
 ) -> Interval:
     """Percentile bootstrap interval of one metric, e.g. ``bootstrap_interval(roc_auc_score, y, s)``."""
     res = bootstrap_many(
         lambda *a: {"v": metric(*a)},
-        arrays,
+        [np.asarray(x) for x in arrays],
         n_resamples=n_resamples,
         confidence=confidence,
         seed=seed,
@@ -191,7 +193,7 @@ def paired_difference(
     a: Sequence[np.ndarray],
     b: Sequence[np.ndarray],
     *,
-    units=None,
+    units: Iterable[str] | None = None,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
@@ -206,7 +208,7 @@ def paired_difference(
     """
     k_shared, k_a = len(shared), len(a)
 
-    def stat(*arrays):
+    def stat(*arrays: np.ndarray) -> dict[str, float]:
         s, x, y = arrays[:k_shared], arrays[k_shared:k_shared + k_a], arrays[k_shared + k_a:]
         return {"d": statistic(*s, *y) - statistic(*s, *x)}
 
@@ -219,7 +221,7 @@ def unpaired_difference(
     a: Sequence[np.ndarray],
     b: Sequence[np.ndarray],
     *,
-    units: tuple[Sequence, Sequence] | None = None,
+    units: tuple[Iterable[str], Iterable[str]] | None = None,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
@@ -233,9 +235,10 @@ def unpaired_difference(
     """
     rng = np.random.default_rng(seed)
 
-    def draws(arrays, side_units):
-        arrays = [np.asarray(x) for x in arrays]
+    def draws(side: Sequence[np.ndarray], side_units: Iterable[str] | None) -> tuple[float, np.ndarray]:
+        arrays = [np.asarray(x) for x in side]
         point = statistic(*arrays)
+        idx: np.ndarray | list[np.ndarray]
         if side_units is None:
             idx = rng.integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.errors import DataError, JudgelabError
 
@@ -38,15 +39,17 @@ class NotFittedError(JudgelabError, AttributeError):
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
-    return np.log(p) - np.log1p(-p)
+    q: np.ndarray = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
+    out: np.ndarray = np.log(q) - np.log1p(-q)
+    return out
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+    return out
 
 
-def _check_fit_input(scores, labels) -> tuple[np.ndarray, np.ndarray]:
+def _check_fit_input(scores: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=float).ravel()
     y = np.asarray(labels).ravel()
     if s.shape != y.shape or s.size == 0:
@@ -64,14 +67,14 @@ class Calibrator:
     kind: ClassVar[str] = ""
     _state: ClassVar[tuple[str, ...]] = ()
 
-    def fit(self, scores, labels) -> "Calibrator":
+    def fit(self, scores: ArrayLike, labels: ArrayLike) -> "Calibrator":
         """Learn the mapping from scores (in [0, 1]) and labels (0/1); returns self."""
         s, y = _check_fit_input(scores, labels)
         self._fit(s, y)
         self.n_fit_ = int(s.size)
         return self
 
-    def predict(self, scores) -> np.ndarray:
+    def predict(self, scores: ArrayLike) -> np.ndarray:
         """Calibrated scores, same shape as ``scores``."""
         if not self.is_fitted:
             raise NotFittedError(
@@ -79,7 +82,8 @@ class Calibrator:
                 "or load a fitted one with load_calibrator(path)."
             )
         s = np.asarray(scores, dtype=float)
-        return np.clip(self._predict(s.ravel()), 0.0, 1.0).reshape(s.shape)
+        out: np.ndarray = np.clip(self._predict(s.ravel()), 0.0, 1.0).reshape(s.shape)
+        return out
 
     @property
     def is_fitted(self) -> bool:
@@ -127,7 +131,7 @@ class TemperatureScaling(Calibrator):
     kind = "temperature"
     _state = ("temperature_",)
 
-    def _fit(self, s, y):
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
         from scipy.optimize import minimize_scalar
 
         z = _logit(s)
@@ -139,13 +143,13 @@ class TemperatureScaling(Calibrator):
         res = minimize_scalar(nll, bounds=(-5.0, 5.0), method="bounded")
         self.temperature_ = float(np.exp(res.x))
 
-    def _predict(self, s):
+    def _predict(self, s: np.ndarray) -> np.ndarray:
         return _sigmoid(_logit(s) / self.temperature_)
 
-    def _params(self):
+    def _params(self) -> dict[str, Any]:
         return {"temperature": self.temperature_}
 
-    def _load(self, params):
+    def _load(self, params: dict[str, Any]) -> None:
         self.temperature_ = float(params["temperature"])
 
 
@@ -155,7 +159,7 @@ class PlattCalibrator(Calibrator):
     kind = "platt"
     _state = ("coef_", "intercept_")
 
-    def _fit(self, s, y):
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
         from sklearn.linear_model import LogisticRegression
 
         if y.min() == y.max():
@@ -165,13 +169,13 @@ class PlattCalibrator(Calibrator):
         self.coef_ = float(lr.coef_[0, 0])
         self.intercept_ = float(lr.intercept_[0])
 
-    def _predict(self, s):
+    def _predict(self, s: np.ndarray) -> np.ndarray:
         return _sigmoid(self.coef_ * _logit(s) + self.intercept_)
 
-    def _params(self):
+    def _params(self) -> dict[str, Any]:
         return {"coef": self.coef_, "intercept": self.intercept_}
 
-    def _load(self, params):
+    def _load(self, params: dict[str, Any]) -> None:
         self.coef_ = float(params["coef"])
         self.intercept_ = float(params["intercept"])
 
@@ -182,7 +186,7 @@ class IsotonicCalibrator(Calibrator):
     kind = "isotonic"
     _state = ("x_thresholds_", "y_thresholds_")
 
-    def _fit(self, s, y):
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
         from sklearn.isotonic import IsotonicRegression
 
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip", increasing=True)
@@ -190,13 +194,14 @@ class IsotonicCalibrator(Calibrator):
         self.x_thresholds_ = np.asarray(iso.X_thresholds_, dtype=float)
         self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float)
 
-    def _predict(self, s):
-        return np.interp(s, self.x_thresholds_, self.y_thresholds_)
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.interp(s, self.x_thresholds_, self.y_thresholds_)
+        return out
 
-    def _params(self):
+    def _params(self) -> dict[str, Any]:
         return {"x": self.x_thresholds_.tolist(), "y": self.y_thresholds_.tolist()}
 
-    def _load(self, params):
+    def _load(self, params: dict[str, Any]) -> None:
         self.x_thresholds_ = np.asarray(params["x"], dtype=float)
         self.y_thresholds_ = np.asarray(params["y"], dtype=float)
         if self.x_thresholds_.shape != self.y_thresholds_.shape or self.x_thresholds_.size == 0:

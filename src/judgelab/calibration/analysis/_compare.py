@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis._bootstrap import Interval
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
@@ -23,7 +24,7 @@ __all__ = ["Comparison", "compare_runs", "mcnemar_test"]
 COMPARED = ("accuracy", "balanced_accuracy", "f1", "mcc", "auroc", "auprc", "brier", "ece")
 
 
-def mcnemar_test(correct_a, correct_b) -> tuple[int, int, float]:
+def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike) -> tuple[int, int, float]:
     """McNemar's test on paired correctness.
 
     Returns
@@ -68,7 +69,7 @@ class Comparison:
     """How the bootstrap drew the rows (rows of one unit together)."""
 
     def to_dict(self) -> dict:
-        def num(x):
+        def num(x: object) -> object:
             return None if isinstance(x, float) and math.isnan(x) else x
 
         return {
@@ -123,7 +124,7 @@ def compare_runs(
     sa = np.array([a[i].score for i in ids], dtype=float)
     sb = np.array([b[i].score for i in ids], dtype=float)
 
-    def diff(y, sa, sb):
+    def diff(y: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> dict[str, float]:
         ma = fast_binary_metrics(y, sa, threshold_a)
         mb = fast_binary_metrics(y, sb, threshold_b)
         return {k: mb[k] - ma[k] for k in COMPARED}

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn import metrics as skm
 
 from judgelab.errors import JudgelabError
@@ -33,7 +34,7 @@ class DegenerateMetricWarning(UserWarning):
     """A metric is undefined on this input (e.g. only one class) and is nan."""
 
 
-def _validate(y_true, y_score) -> tuple[np.ndarray, np.ndarray]:
+def _validate(y_true: ArrayLike, y_score: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y_true)
     s = np.asarray(y_score, dtype=float)
     if y.ndim != 1 or s.shape != y.shape:
@@ -53,7 +54,7 @@ def _degenerate(name: str, why: str) -> float:
 
 
 def calibration_bins(
-    y_true, y_prob, *, n_bins: int = 10, strategy: str = "uniform"
+    y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = 10, strategy: str = "uniform"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-bin mean predicted probability, observed frequency and count.
 
@@ -95,7 +96,7 @@ def _bin_index(p: np.ndarray, n_bins: int, quantile: bool) -> np.ndarray:
     return np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n_bins - 1)
 
 
-def expected_calibration_error(y_true, y_prob, *, n_bins: int = 10, strategy: str = "uniform") -> float:
+def expected_calibration_error(y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = 10, strategy: str = "uniform") -> float:
     """Expected calibration error: count-weighted mean |confidence - accuracy| over bins.
 
     Lower is better; 0 is perfectly calibrated. ``strategy="quantile"`` gives
@@ -112,32 +113,32 @@ def _one_class(y: np.ndarray) -> bool:
     return y.size == 0 or y.min() == y.max()
 
 
-def _auroc(y, s):
+def _auroc(y: np.ndarray, s: np.ndarray) -> float:
     if _one_class(y):
         return _degenerate("AUROC", "y_true holds one class only")
     return float(skm.roc_auc_score(y, s))
 
 
-def _auprc(y, s):
+def _auprc(y: np.ndarray, s: np.ndarray) -> float:
     if y.size == 0 or y.sum() == 0:
         return _degenerate("AUPRC", "y_true has no positive rows")
     return float(skm.average_precision_score(y, s))
 
 
-def _log_loss(y, s):
+def _log_loss(y: np.ndarray, s: np.ndarray) -> float:
     if y.size == 0:
         return _degenerate("log loss", "no rows")
     return float(skm.log_loss(y, np.clip(s, _EPS, 1 - _EPS), labels=[0, 1]))
 
 
-def _brier(y, s):
+def _brier(y: np.ndarray, s: np.ndarray) -> float:
     if y.size == 0:
         return _degenerate("Brier score", "no rows")
     return float(skm.brier_score_loss(y, s, pos_label=1))
 
 
-def _thresholded(name: str, fn: Callable, need: str | None = None):
-    def metric(y, s, threshold):
+def _thresholded(name: str, fn: Callable[..., float], need: str | None = None) -> Callable[[np.ndarray, np.ndarray, float], float]:
+    def metric(y: np.ndarray, s: np.ndarray, threshold: float) -> float:
         pred = (s >= threshold).astype(int)
         if y.size == 0:
             return _degenerate(name, "no rows")
@@ -180,7 +181,7 @@ METRICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "ece_equal_mass": lambda y, s: expected_calibration_error(y, s, n_bins=10, strategy="quantile"),
 }
 
-def binary_metrics(y_true, y_score, *, threshold: float = 0.5) -> dict[str, float]:
+def binary_metrics(y_true: ArrayLike, y_score: ArrayLike, *, threshold: float = 0.5) -> dict[str, float]:
     """All metrics of a binary judge at one threshold.
 
     Parameters
@@ -214,7 +215,7 @@ def _ece_fast(y: np.ndarray, p: np.ndarray, n_bins: int, quantile: bool) -> floa
     return float(gap.sum() / n)
 
 
-def fast_binary_metrics(y: np.ndarray, s: np.ndarray, threshold: float = 0.5) -> dict[str, float]:
+def fast_binary_metrics(y: np.ndarray, s: np.ndarray, threshold: float | np.ndarray = 0.5) -> dict[str, float]:
     """``binary_metrics`` in plain numpy, for bootstrap resamples (no warnings).
 
     Same values as the scikit-learn based ``binary_metrics`` (the test suite

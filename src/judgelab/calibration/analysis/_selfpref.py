@@ -95,7 +95,8 @@ def _stats(name: str, is_self: bool, passed: np.ndarray, label: np.ndarray) -> G
     )
 
 
-def _gap(passed: np.ndarray, is_self: np.ndarray, rng: np.random.Generator, n_resamples: int, n_permutations: int, confidence: float):
+def _gap(passed: np.ndarray, is_self: np.ndarray, rng: np.random.Generator, n_resamples: int, n_permutations: int,
+         confidence: float) -> tuple[Interval, float]:
     """Gap in pass rate self - other, its bootstrap interval and permutation p-value."""
     ps, po = passed[is_self], passed[~is_self]
     if ps.size < MIN_ROWS or po.size < MIN_ROWS:
@@ -120,7 +121,7 @@ def _gap(passed: np.ndarray, is_self: np.ndarray, rng: np.random.Generator, n_re
 
 
 def _verdict(patterns: tuple[str, ...], gens: Sequence[str], self_stats: GeneratorStats,
-             other_stats: GeneratorStats, gap_pos: float, p_pos: float) -> tuple[bool, str]:
+             other_stats: GeneratorStats, gap_pos: Interval, p_pos: float) -> tuple[bool, str]:
     """Whether the gap is measurable on these rows, and the sentence the report prints."""
     counts = {
         "self, label 1": self_stats.n_pos,
@@ -148,8 +149,8 @@ def _verdict(patterns: tuple[str, ...], gens: Sequence[str], self_stats: Generat
 
 
 def self_preference(
-    passed: Sequence[bool],
-    labels: Sequence[int],
+    passed: Sequence[bool] | np.ndarray,
+    labels: Sequence[int] | np.ndarray,
     generators: Sequence[str | None],
     patterns: Iterable[str],
     *,
@@ -181,11 +182,11 @@ def self_preference(
     patterns = tuple(patterns)
     passed_a = np.asarray(passed, dtype=float)
     label_a = np.asarray(labels, dtype=int)
-    gens = list(generators)
-    known = np.array([bool(g) for g in gens], dtype=bool)
+    all_gens = list(generators)
+    known = np.array([bool(g) for g in all_gens], dtype=bool)
     n_unknown = int((~known).sum())
     passed_a, label_a = passed_a[known], label_a[known]
-    gens = [g for g in gens if g]
+    gens = [g for g in all_gens if g]
     is_self = np.array([is_self_generator(g, patterns) for g in gens], dtype=bool)
     rng = np.random.default_rng(seed)
     by_gen = tuple(

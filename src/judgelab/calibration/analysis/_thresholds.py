@@ -8,6 +8,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.errors import JudgelabError
 
@@ -66,7 +67,7 @@ def parse_strategy(text: str | ThresholdStrategy) -> ThresholdStrategy:
     raise JudgelabError(f"The threshold strategy must be {_STRATEGY_HELP}. Got {text!r} instead.")
 
 
-def _candidates(y: np.ndarray, s: np.ndarray):
+def _candidates(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every distinct decision: thresholds between sorted distinct scores.
 
     Returns thresholds ``t`` (ascending) and, for ``score >= t``, the counts
@@ -90,7 +91,7 @@ def _candidates(y: np.ndarray, s: np.ndarray):
     return t, tp.astype(float), fp.astype(float), fn.astype(float), tn.astype(float)
 
 
-def threshold_curve(y_true, y_score) -> dict[str, np.ndarray]:
+def threshold_curve(y_true: ArrayLike, y_score: ArrayLike) -> dict[str, np.ndarray]:
     """Metrics at every distinct threshold (for threshold-vs-metric plots).
 
     Returns
@@ -118,7 +119,7 @@ def threshold_curve(y_true, y_score) -> dict[str, np.ndarray]:
     }
 
 
-def choose_threshold(y_true, y_score, strategy: str | ThresholdStrategy = "balanced_accuracy") -> float:
+def choose_threshold(y_true: ArrayLike, y_score: ArrayLike, strategy: str | ThresholdStrategy = "balanced_accuracy") -> float:
     """The threshold that optimises ``strategy`` on these rows.
 
     A row passes when ``score >= threshold``. Ties between equally good
@@ -194,7 +195,7 @@ class AbstainBand:
     target_error: float
 
 
-def abstain_band(y_true, y_score, *, target_error: float = 0.1, n_grid: int = 200) -> AbstainBand:
+def abstain_band(y_true: ArrayLike, y_score: ArrayLike, *, target_error: float = 0.1, n_grid: int = 200) -> AbstainBand:
     """The widest-coverage band whose error among decided rows is <= ``target_error``.
 
     Parameters

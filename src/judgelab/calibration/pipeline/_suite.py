@@ -10,7 +10,7 @@ from typing import Any
 
 from judgelab.calibration.analysis import Analysis, analyze, check_publishable, run_completeness
 from judgelab.calibration.scoring import Executor, LocalExecutor
-from judgelab.calibration.scoring import DEFAULT_EVALUATORS, EvaluatorFactory, default_evaluator_for
+from judgelab.calibration.scoring import DEFAULT_EVALUATORS, EvaluatorFactory, EvaluatorSource, default_evaluator_for
 from judgelab.calibration.scoring import LazyModel
 from judgelab.calibration.report import write_report
 from judgelab.calibration.data import LabelledRow
@@ -22,6 +22,7 @@ from judgelab.calibration.scoring import run
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._judge import task_identity
+from judgelab.engine import ModelSource
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
     Evaluator,
@@ -141,7 +142,7 @@ def _evidence_notes(by_task: Mapping[str, Sequence[LabelledRow]]) -> dict[str, l
 
 
 def calibrate(
-    model: str | Any = DEFAULT_MODEL_ID,
+    model: ModelSource = DEFAULT_MODEL_ID,
     set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
     out: str | Path = "runs/calibrate",
     *,
@@ -290,7 +291,7 @@ def _score_pending(
 ) -> list[ScoreRecord]:
     """Every row's record: reused when its plan says so, else scored (loading the judge only then)."""
     pending = [t for t, p in plans.items() if p.todo]
-    sources: dict[str, Any] = dict(evaluators)
+    sources: dict[str, EvaluatorSource] = dict(evaluators)
     if executor is not None and not isinstance(executor, LocalExecutor):
         # a distributed executor: each replica loads the model, this process never does
         sources.update(_factories(judge.source, [t for t in pending if t not in evaluators], judge.options))
@@ -317,7 +318,7 @@ def _with_lengths(records: list[ScoreRecord], by_task: Mapping[str, list[Labelle
             else r.model_copy(update={"response_chars": chars[(r.task, r.id)]}) for r in records]
 
 
-def _factories(model: Any, tasks: Sequence[str], model_options: Mapping[str, Any] | None) -> dict[str, EvaluatorFactory]:
+def _factories(model: ModelSource, tasks: Sequence[str], model_options: Mapping[str, Any] | None) -> dict[str, EvaluatorFactory]:
     """Evaluator factories for a distributed executor: the model travels as its id, never loaded."""
     if not isinstance(model, (str, Path)):
         raise JudgelabError(

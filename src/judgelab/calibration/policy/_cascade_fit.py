@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.calibration.policy._fit_result import CascadeFit, PolicyFit
 from judgelab.calibration.policy._ltt import MIN_FORECAST_ROWS, START_ROWS, _grid
@@ -110,7 +112,7 @@ class _Slice:
 
     @property
     def n(self) -> int:
-        return self.s.shape[1]
+        return int(self.s.shape[1])
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,8 @@ def _coarse(g: np.ndarray, size: int) -> np.ndarray:
     if len(g) <= size:
         return g
     keep = np.unique(np.round(np.linspace(0, len(g) - 1, size)).astype(int))
-    return g[keep]
+    out: np.ndarray = g[keep]
+    return out
 
 
 @dataclass(frozen=True)
@@ -269,7 +272,7 @@ def _subset(d: _Slice, units: np.ndarray) -> _Slice:
     return _Slice(d.s[:, keep], d.y[keep], codes.astype(int))
 
 
-def _summary(bands, d: _Slice, costs: np.ndarray) -> tuple[float, float, float, tuple[float, ...]]:
+def _summary(bands: Sequence[Band], d: _Slice, costs: np.ndarray) -> tuple[float, float, float, tuple[float, ...]]:
     dec, stage = cascade_decisions(bands, d.s)
     decided = dec != "abstain"
     wrong = ((dec == "pass") & (d.y == 0)) | ((dec == "fail") & (d.y == 1))
@@ -284,7 +287,8 @@ def _summary(bands, d: _Slice, costs: np.ndarray) -> tuple[float, float, float, 
     return float(decided.mean()) if d.n else 0.0, err, float(cost.sum() / n), share
 
 
-def _forecast(st: _Stats, cand: np.ndarray, opts: CascadeFitOptions, n_units: int, n_rows: int):
+def _forecast(st: _Stats, cand: np.ndarray, opts: CascadeFitOptions, n_units: int, n_rows: int
+              ) -> tuple[int | None, int | None, str]:
     """Rows (and units) that would certify a configuration of the path at its observed testing rate."""
     if not len(cand):
         return None, None, (f"No configuration decides enough rows of the ordering slice; with {n_rows} rows "
@@ -309,14 +313,14 @@ def _forecast(st: _Stats, cand: np.ndarray, opts: CascadeFitOptions, n_units: in
                             "(or a larger alpha) will.")
     rows = int(math.ceil(best[0]))
     units = int(math.ceil(rows * n_units / max(n_rows, 1)))
-    k = best[1]
+    kb = best[1]
     return rows, units, (f"Too few rows to certify any cascade at alpha = {opts.alpha:g}, delta = {opts.delta:g}. "
-                         f"The best configuration on the tested path decides {cov[k] * 100:.1f}% of the testing rows "
-                         f"with an observed error of {rate[k]:.3f}; at that rate the binomial bound needs about "
+                         f"The best configuration on the tested path decides {cov[kb] * 100:.1f}% of the testing rows "
+                         f"with an observed error of {rate[kb]:.3f}; at that rate the binomial bound needs about "
                          f"{rows} rows ({units} units) in all, against {n_rows} here.")
 
 
-def fit_cascade_arrays(scores, labels, units=None, options: CascadeFitOptions | None = None) -> PolicyFit:
+def fit_cascade_arrays(scores: ArrayLike, labels: ArrayLike, units: ArrayLike | None = None, options: CascadeFitOptions | None = None) -> PolicyFit:
     """Fit every stage's band jointly: the cascade's error among decided rows is <= alpha w.p. >= 1 - delta.
 
     Parameters

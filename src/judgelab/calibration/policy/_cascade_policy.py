@@ -151,8 +151,8 @@ def fit_cascade(stage_records: Sequence[Sequence[ScoreRecord]], options: Cascade
     return _policy(fit, al, options, unit, names=names, models=models, runs=runs, set_name=set_name)
 
 
-def _policy(fit: PolicyFit, al: StageRows, options: CascadeFitOptions, unit: str, *, names, models, runs,
-            set_name) -> Policy:
+def _policy(fit: PolicyFit, al: StageRows, options: CascadeFitOptions, unit: str, *, names: Sequence[str],
+            models: Sequence[str | None], runs: Sequence[str] | None, set_name: str | None) -> Policy:
     costs = options.stage_costs(len(al.records))
     stages = []
     for k, (recs, band) in enumerate(zip(al.records, fit.bands)):

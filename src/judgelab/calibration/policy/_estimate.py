@@ -25,10 +25,11 @@ unit-robust (cluster-robust) variances are used instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis import Interval
 from judgelab.calibration.data import ScoreRecord, renamed_keyword
@@ -74,9 +75,9 @@ def _var_of_mean(x: np.ndarray, units: np.ndarray | None) -> float:
     return float((sums**2).sum() / n**2 * g / max(g - 1, 1))
 
 
-def ppi_mean_interval(y_labelled, f_labelled, f_unlabelled, *, confidence: float = 0.95,
-                      units_labelled=None, units_unlabelled=None,
-                      clusters_labelled=None, clusters_unlabelled=None) -> Interval:
+def ppi_mean_interval(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled: ArrayLike, *, confidence: float = 0.95,
+                      units_labelled: Iterable[str] | None = None, units_unlabelled: Iterable[str] | None = None,
+                      clusters_labelled: Iterable[str] | None = None, clusters_unlabelled: Iterable[str] | None = None) -> Interval:
     """Prediction-powered interval for ``E[y]`` from predictions ``f`` (Angelopoulos et al., 2023).
 
     Parameters
@@ -116,7 +117,7 @@ def ppi_mean_interval(y_labelled, f_labelled, f_unlabelled, *, confidence: float
     return Interval(theta, max(0.0, theta - z * se), min(1.0, theta + z * se), confidence)
 
 
-def _wald(x: np.ndarray, confidence: float, units=None) -> Interval:
+def _wald(x: np.ndarray, confidence: float, units: np.ndarray | None = None) -> Interval:
     m = float(x.mean()) if len(x) else math.nan
     se = math.sqrt(_var_of_mean(x, units)) if len(x) > 1 else math.nan
     z = _z(confidence)
@@ -141,8 +142,8 @@ def estimate_pass_rate(labelled: Sequence[ScoreRecord], unlabelled: Sequence[Sco
     lab = [r for r in labelled if r.ok]
     unl = [r for r in unlabelled if r.ok]
     y = np.array([r.label for r in lab], dtype=float)
-    fl = np.array([r.score >= threshold for r in lab], dtype=float)
-    fu = np.array([r.score >= threshold for r in unl], dtype=float)
+    fl = np.array([r.score is not None and r.score >= threshold for r in lab], dtype=float)  # ok rows have scores
+    fu = np.array([r.score is not None and r.score >= threshold for r in unl], dtype=float)
     ul = np.array([r.unit for r in lab])
     uu = np.array([r.unit for r in unl])
     corrected = ppi_mean_interval(y, fl, fu, confidence=confidence, units_labelled=ul, units_unlabelled=uu)

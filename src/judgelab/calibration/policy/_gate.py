@@ -68,7 +68,7 @@ class GateTest:
             rows = f"paired bootstrap on {self.n_new} shared rows ({self.resampling.describe()})"
         else:
             rows = (f"unpaired bootstrap on all rows ({self.n_baseline} baseline, {self.n_new} new; "
-                    f"baseline: {self.resampling.describe()}; new: {self.resampling_new.describe()})")
+                    f"baseline: {self.resampling.describe()}; new: {self.resampling_new.describe() if self.resampling_new is not None else 'n/a'})")
         return (f"{rows}: {metric} baseline {self.baseline:.3f}, new {self.new:.3f}; "
                 f"new - baseline {self.difference:+.3f} ({self.difference.confidence:.0%} bootstrap interval)")
 
@@ -231,7 +231,7 @@ def _paired_test(base: dict[str, ScoreRecord], new: dict[str, ScoreRecord], ids:
 def _unpaired_test(base: Sequence[ScoreRecord], new: Sequence[ScoreRecord], st: _Settings) -> GateTest:
     """The whole runs, each resampled on its own (by its units)."""
 
-    def side(recs):
+    def side(recs: Sequence[ScoreRecord]) -> tuple[list[np.ndarray], np.ndarray, PairResampling]:
         units = pair_units([r.unit for r in recs])
         arrays = [np.array([r.label for r in recs]), np.array([r.score for r in recs], dtype=float)]
         return arrays, units, PairResampling(len(recs), len(np.unique(units)))
@@ -240,7 +240,7 @@ def _unpaired_test(base: Sequence[ScoreRecord], new: Sequence[ScoreRecord], st: 
     rs = st.resampling
     iv = unpaired_difference(lambda y, s: _metric(y, s, st), ab, an, units=(ub, un),
                              n_resamples=rs.n_resamples, confidence=rs.confidence, seed=rs.seed)
-    return GateTest("unpaired", iv, _metric(*ab, st), _metric(*an, st), len(base), len(new), hb, hn)
+    return GateTest("unpaired", iv, _metric(ab[0], ab[1], st), _metric(an[0], an[1], st), len(base), len(new), hb, hn)
 
 
 def _check_inputs(baseline: Sequence[ScoreRecord], new: Sequence[ScoreRecord],

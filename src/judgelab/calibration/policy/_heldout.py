@@ -93,12 +93,12 @@ def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk
     wrong = (false_pass + ((d == "fail") & (yh == 1))).astype(float)
     bad = false_pass if risk == "false-pass" else wrong
     priced = costs is not None
-    cost = _row_cost(stage, decided, costs) if priced else np.zeros(len(d))
-    at = [((stage == k) & decided).astype(float) for k in range(len(costs) if priced else 0)]
+    cost = _row_cost(stage, decided, costs) if costs is not None else np.zeros(len(d))
+    at = [((stage == k) & decided).astype(float) for k in range(len(costs) if costs is not None else 0)]
 
-    def stat(dec_, bad_, wrong_, cost_, *at_):
+    def stat(dec_: np.ndarray, bad_: np.ndarray, wrong_: np.ndarray, cost_: np.ndarray, *at_: np.ndarray) -> dict[str, float]:
         n_dec = dec_.sum()
-        out = {"coverage": dec_.mean()}
+        out: dict[str, Any] = {"coverage": dec_.mean()}
         if risk is not None:
             out["risk"] = bad_.sum() / n_dec if n_dec else math.nan
         out["error"] = wrong_.sum() / n_dec if n_dec else math.nan

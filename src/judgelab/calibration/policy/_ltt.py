@@ -10,10 +10,12 @@ rows needed when nothing is certified.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.policy._fit_result import PolicyFit
@@ -45,7 +47,7 @@ class _Units:
         return _Units(self.s[keep], self.y[keep], codes.astype(int))
 
 
-def _as_units(s, y, unit) -> _Units:
+def _as_units(s: ArrayLike | Sequence[float | None], y: ArrayLike, unit: ArrayLike | None) -> _Units:
     s = np.asarray(s, dtype=float)
     y = np.asarray(y).astype(int)
     _, codes = np.unique(np.asarray(unit), return_inverse=True)
@@ -129,7 +131,7 @@ def _unit_pvalue(d: _Units, lower: float, upper: float, cfg: LTTSettings, sizes:
     bad = false_pass | (fail & (d.y == 1)) if risk == "error" else false_pass
     nu = d.n_units
 
-    def p_of(num_rows, den_rows, size):
+    def p_of(num_rows: np.ndarray, den_rows: np.ndarray, size: int) -> float:
         num = np.bincount(d.unit, num_rows, minlength=nu)[order]
         den = np.bincount(d.unit, den_rows, minlength=nu)[order]
         keep = den > 0
@@ -149,7 +151,7 @@ MIN_FORECAST_ROWS = 30
 """Pairs deciding fewer calibration rows are not used to forecast the rows needed."""
 
 
-def _sequence(so: _PairStats, tri, cov_o, n_test_rows: float, m: int) -> np.ndarray:
+def _sequence(so: _PairStats, tri: np.ndarray, cov_o: np.ndarray, n_test_rows: float, m: int) -> np.ndarray:
     """The order in which candidate pairs are tested, learned on the ordering slice only.
 
     A path of rising coverage: ``N_LEVELS`` coverage bands from the share
@@ -212,7 +214,7 @@ def _fit(d: _Units, cfg: LTTSettings) -> PolicyFit:
         p_test = np.ones(len(cand))
         for k, c in enumerate(cand):  # fixed sequence: stop at the first pair not rejected
             i, j = np.unravel_index(c, (G, G))
-            p_test[k] = _unit_pvalue(dt, g[i], g[j], cfg, (m, m0), unit_order)
+            p_test[k] = _unit_pvalue(dt, float(g[i]), float(g[j]), cfg, (m, m0), unit_order)
             if p_test[k] > delta:
                 break
     fails = np.flatnonzero(p_test > delta)  # fixed-sequence testing: stop at the first non-rejection
@@ -240,7 +242,8 @@ def _fit(d: _Units, cfg: LTTSettings) -> PolicyFit:
                      risk_value=math.nan, error=math.nan, rows_needed=rows, units_needed=units, note=why)
 
 
-def _needed(st: _PairStats, cand: np.ndarray, alpha, delta, frac, n_units, n_rows, n_test_rows):
+def _needed(st: _PairStats, cand: np.ndarray, alpha: float, delta: float, frac: float, n_units: int, n_rows: int,
+            n_test_rows: int) -> tuple[int | None, int | None, str]:
     """How many rows (and units) would certify a pair of the path at its observed rate on the testing units."""
     if not len(cand):
         return None, None, ("No pair of thresholds decides rows of the ordering slice with an observed rate "
@@ -311,7 +314,7 @@ class LTTSettings:
         _check_args(self.alpha, self.delta, self.risk, self.ordering_fraction)
 
 
-def fit_arrays(s, y, unit=None, settings: LTTSettings | None = None) -> PolicyFit:
+def fit_arrays(s: ArrayLike | Sequence[float | None], y: ArrayLike, unit: ArrayLike | None = None, settings: LTTSettings | None = None) -> PolicyFit:
     """``fit_policy`` on plain arrays (scores, labels, unit ids; no unit ids: every row its own unit).
 
     ``settings`` is an ``LTTSettings`` (None: its defaults), as for
@@ -324,7 +327,7 @@ def fit_arrays(s, y, unit=None, settings: LTTSettings | None = None) -> PolicyFi
     return _fit(_as_units(s, y, unit), cfg)
 
 
-def policy_decisions(lower: float | None, upper: float | None, scores) -> np.ndarray:
+def policy_decisions(lower: float | None, upper: float | None, scores: ArrayLike) -> np.ndarray:
     """Vectorised ``Policy.decide``: an array of ``"pass"``/``"fail"``/``"abstain"`` (``cascade_decisions`` of one band)."""
     s = np.asarray(scores, dtype=float)
     decisions, _ = cascade_decisions([Band(lower, upper)], s.reshape(1, -1))

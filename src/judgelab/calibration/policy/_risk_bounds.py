@@ -20,11 +20,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["betting_pvalue", "binomial_pvalue", "rows_needed"]
 
 
-def binomial_pvalue(k, n, alpha: float) -> np.ndarray:
+def binomial_pvalue(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     """``P(Binomial(n, alpha) <= k)``: a valid p-value for ``H0: rate > alpha``; 1 where ``n == 0``."""
     from scipy import stats
 
@@ -63,7 +64,7 @@ def rows_needed(observed_rate: float, alpha: float, delta: float, *, limit: int 
     return hi
 
 
-def betting_pvalue(w, alpha: float, delta: float) -> float:
+def betting_pvalue(w: ArrayLike, alpha: float, delta: float) -> float:
     """Betting p-value for ``H0: E[W] >= alpha`` from i.i.d. ``W`` in [0, 1], in the order given.
 
     The capital ``K_t = prod_{i<=t} (1 + lambda_i (alpha - W_i))`` is a

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration.policy import LTTSettings, Policy, fit_and_save_policy, risk_coverage_curve
+from judgelab.calibration.policy import LTTSettings, Policy, Risk, fit_and_save_policy, risk_coverage_curve
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
 
@@ -39,7 +39,7 @@ def _commands(run_dir: Path, task: str, alpha: float, delta: float) -> tuple[tup
 
 
 def deployment_for(records: Sequence[ScoreRecord], out_dir: str | Path, *, alpha: float = 0.1, delta: float = 0.1,
-                   risk: str = "error", seed: int | None = 0, set_name: str | None = None,
+                   risk: Risk = "error", seed: int | None = 0, set_name: str | None = None,
                    single_task: bool = True) -> Deployment:
     """Fit and save one task's policy (``policy.json``, or ``policy-TASK.json`` beside others) for the report."""
     out = Path(out_dir)
@@ -55,7 +55,7 @@ def _rows(dep: Deployment) -> list[tuple[str, str]]:
     p = dep.policy
     held = p.heldout or {}
 
-    def f(x):
+    def f(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.4f}"
 
     rows = [

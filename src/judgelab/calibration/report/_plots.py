@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,12 +13,14 @@ from judgelab.calibration.analysis import calibration_bins
 from judgelab.calibration.analysis import threshold_curve
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
     from judgelab.calibration.analysis import Analysis
 
 __all__ = ["analysis_figures"]
 
 
-def _plt():
+def _plt() -> ModuleType:
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - a dependency
@@ -30,7 +33,7 @@ def _plt():
     return plt
 
 
-def _png(fig) -> bytes:
+def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     _plt().close(fig)
@@ -112,7 +115,7 @@ def analysis_figures(a: "Analysis") -> dict[str, bytes]:
         warnings.simplefilter("ignore")
         figs = {"reliability": _reliability(a)}
         roc, pr = _roc_pr(a)
-        if roc is not None:
+        if roc is not None and pr is not None:  # both or neither
             figs["roc"], figs["pr"] = roc, pr
         figs["histogram"] = _histogram(a)
         figs["threshold"] = _threshold_metric(a)

@@ -16,12 +16,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from judgelab.calibration.robustness._perturb import template_layout
+from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
-from judgelab.evaluators import EvaluationRequest, EvaluationResponse, EvaluatorIdentity, config_hash
-from judgelab.questions import Choice, ChoiceAnswer, Noul, NoulAnswer, ask_all
+from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator, EvaluatorIdentity, config_hash
+from judgelab.questions import Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, ask_all
+
+E = TypeVar("E", bound=Evaluator)
 
 __all__ = [
     "CHOICE_OPTIONS",
@@ -64,7 +67,7 @@ PARAPHRASES: dict[frozenset[str], tuple[str, ...]] = {
 }
 
 
-def _fields(evaluator: Any, request: EvaluationRequest) -> tuple[dict[str, str], str, str]:
+def _fields(evaluator: Evaluator, request: EvaluationRequest) -> tuple[dict[str, str], str, str]:
     """The evaluator's template values and the names of the judged and evidence fields."""
     lay = template_layout(evaluator)
     values_of = getattr(evaluator, "template_values", None)
@@ -78,8 +81,8 @@ def _fields(evaluator: Any, request: EvaluationRequest) -> tuple[dict[str, str],
     return values, lay.judged_name, lay.evidence_name
 
 
-def _model_of(evaluator: Any) -> Any:
-    model = getattr(evaluator, "model", None)
+def _model_of(evaluator: Evaluator) -> JudgeModel:
+    model: JudgeModel | None = getattr(evaluator, "model", None)
     if model is None or not hasattr(model, "judge_many"):
         raise JudgelabError(
             f"The consistency checks ask the judge model directly; {type(evaluator).__name__} has no "
@@ -88,7 +91,7 @@ def _model_of(evaluator: Any) -> Any:
     return model
 
 
-def _ask_probe(probe: Any, requests: Iterable[EvaluationRequest]) -> tuple[Any, list[Any]]:
+def _ask_probe(probe: NoulProbe | ChoiceProbe, requests: Iterable[EvaluationRequest]) -> tuple[JudgeModel, list[Answer | JudgelabError]]:
     """The probe's typed question over each request's fields, asked in one ``ask_all``: (model, answers)."""
     model = _model_of(probe.evaluator)
     items = []
@@ -98,8 +101,8 @@ def _ask_probe(probe: Any, requests: Iterable[EvaluationRequest]) -> tuple[Any, 
     return model, ask_all(model, items, system=getattr(probe.evaluator, "system", None))
 
 
-def _meta(model: Any) -> dict[str, Any]:
-    spec = getattr(model, "spec", None)
+def _meta(model: JudgeModel) -> dict[str, Any]:
+    spec = getattr(model, "spec", None)  # a stand-in model may have no spec
     return {"model": getattr(model, "id", None), "spec_hash": getattr(spec, "spec_hash", None)}
 
 
@@ -109,7 +112,7 @@ def _meta(model: Any) -> dict[str, Any]:
 _PROBE_KIND = "judgelab.calibration._stress_consistency."
 
 
-def _probe_identity(probe: Any, kind: str) -> EvaluatorIdentity:
+def _probe_identity(probe: NoulProbe | ChoiceProbe, kind: str) -> EvaluatorIdentity:
     """What ``evaluator_identity`` gave a probe: its judge's spec hash and a hash of its kind and fingerprint."""
     spec_hash = getattr(getattr(getattr(probe, "model", None), "spec", None), "spec_hash", None)
     return EvaluatorIdentity(spec_hash if isinstance(spec_hash, str) else None,
@@ -120,7 +123,7 @@ def _probe_identity(probe: Any, kind: str) -> EvaluatorIdentity:
 class NoulProbe:
     """Asks "is the judged text supported by the evidence?" (or its negation) as a ``Noul``."""
 
-    evaluator: Any
+    evaluator: Evaluator
     negated: bool = False
     name: str = "noul"
 
@@ -161,7 +164,7 @@ def choice_orders(n: int = 3) -> list[tuple[int, ...]]:
 class ChoiceProbe:
     """Asks the three-verdict ``Choice`` with the options in ``order``; score = P(first canonical option)."""
 
-    evaluator: Any
+    evaluator: Evaluator
     order: tuple[int, ...] = (0, 1, 2)
     options: Mapping[str, str] | None = None
 
@@ -194,7 +197,7 @@ class ChoiceProbe:
         return self.evaluate_many([request])[0]
 
 
-def paraphrase_evaluators(evaluator: Any) -> list[Any]:
+def paraphrase_evaluators(evaluator: E) -> list[E]:
     """Copies of ``evaluator`` with its instruction reworded (empty when no paraphrase fits its template)."""
     template = getattr(evaluator, "prompt_template", None)
     if not isinstance(template, str):
@@ -205,19 +208,20 @@ def paraphrase_evaluators(evaluator: Any) -> list[Any]:
     out = []
     for text in PARAPHRASES.get(names, ()):
         clone = copy.copy(evaluator)
-        clone.prompt_template = text
+        setattr(clone, "prompt_template", text)  # noqa: B010 - a template evaluator's attribute, not every Evaluator's
         out.append(clone)
     return out
 
 
-def consistency_probes(evaluator: Any, checks: Sequence[str] = ("noul", "choice", "paraphrase")) -> dict[str, Any]:
+def consistency_probes(evaluator: Evaluator, checks: Sequence[str] = ("noul", "choice", "paraphrase")
+                       ) -> dict[str, Evaluator]:
     """``{probe key: evaluator}`` for the consistency checks that apply to ``evaluator``.
 
     Keys: ``noul-q``, ``noul-not-q``, ``choice-ABC`` per option order (digits
     of the order), ``paraphrase-1..3``. Checks that need the judge model are
     left out when the evaluator has none.
     """
-    probes: dict[str, Any] = {}
+    probes: dict[str, Evaluator] = {}
     has_model = hasattr(getattr(evaluator, "model", None), "judge_many")
     if "noul" in checks and has_model:
         probes["noul-q"] = NoulProbe(evaluator, negated=False)

@@ -10,7 +10,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from judgelab.calibration.data import LabelledRow
 
@@ -55,7 +55,7 @@ def _header_before(template: str, placeholder: str) -> str | None:
     return last if len(last) <= 40 else None
 
 
-def template_layout(evaluator: Any) -> TemplateLayout:
+def template_layout(evaluator: object) -> TemplateLayout:
     """The ``TemplateLayout`` of an evaluator (defaults when it has no template).
 
     Works for evaluators with ``prompt_template`` and ``template_values``

@@ -48,8 +48,9 @@ from judgelab.calibration.robustness._perturb import Perturbation, perturb_rows,
 from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
 from judgelab.calibration.scoring import LazyModel
 from judgelab.calibration.scoring import run
+from judgelab.engine import JudgeModel
 from judgelab.errors import DataError, JudgelabError
-from judgelab.evaluators import build_evaluator
+from judgelab.evaluators import Evaluator, build_evaluator
 from judgelab.specs import DEFAULT_MODEL_ID
 
 __all__ = ["CONSISTENCY_CHECKS", "FenceComparison", "StressOptions", "StressResult", "TaskStress", "stress"]
@@ -111,7 +112,7 @@ class _StressRun:
     outcomes: list[RunCompleteness] = field(default_factory=list)
     """How many rows of each scoring call got a score (``check_publishable`` reads them at the end)."""
 
-    def score(self, evaluator: Any, rows: Sequence[LabelledRow], name: str) -> dict[str, ScoreRecord]:
+    def score(self, evaluator: Evaluator, rows: Sequence[LabelledRow], name: str) -> dict[str, ScoreRecord]:
         """Score ``rows`` into ``stress/NAME`` (resumable), by row id."""
         records = run(evaluator, rows, out=self.sdir / name, batch_size=self.o.batch_size, progress=self.o.progress)
         self.outcomes.append(run_completeness(records, len(rows)))
@@ -126,11 +127,11 @@ class _StressRun:
 
 
 def stress(
-    model: str | Any = DEFAULT_MODEL_ID,
+    model: str | Path | JudgeModel = DEFAULT_MODEL_ID,
     set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
     out: str | Path = "runs/stress",
     *,
-    evaluator: str | Any | None = None,
+    evaluator: str | Evaluator | None = None,
     task: str | Sequence[str] | None = None,
     model_options: Mapping[str, Any] | None = None,
     options: StressOptions | None = None,
@@ -176,12 +177,16 @@ def stress(
     by_task = rows_by_task(rows, task=task, limit=o.limit, seed=o.seed)
     if not by_task:
         raise DataError("No rows to stress" + (f" for task(s) {task}" if task else "") + ".")
-    lazy = LazyModel(model, model_options or {}) if isinstance(model, (str, Path)) else None
-    judge = lazy if lazy is not None else model
-    evaluators: dict[str, Any] = {}
+    lazy: LazyModel | None = None
+    judge: JudgeModel
+    if isinstance(model, (str, Path)):
+        judge = lazy = LazyModel(model, model_options or {})
+    else:
+        judge = model
+    evaluators: dict[str, Evaluator] = {}
     for t in by_task:
-        given = evaluator is not None and not isinstance(evaluator, str)
-        evaluators[t] = evaluator if given else build_evaluator(evaluator, judge, task=t)
+        evaluators[t] = evaluator if evaluator is not None and not isinstance(evaluator, str) \
+            else build_evaluator(evaluator, judge, task=t)
     out = Path(out)
     cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
     try:
@@ -195,7 +200,7 @@ def stress(
     return _finish(cfg, cal, tasks, out)
 
 
-def _stress_task(cfg: _StressRun, t: str, rs: list[LabelledRow], ev: Any, cal: CalibrationResult,
+def _stress_task(cfg: _StressRun, t: str, rs: list[LabelledRow], ev: Evaluator, cal: CalibrationResult,
                  all_perturbed: list[LabelledRow]) -> TaskStress:
     """Perturb one task's rows, score them and the probes, and measure (``all_perturbed`` grows)."""
     clean = by_id(cal.records)

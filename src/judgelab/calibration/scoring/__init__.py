@@ -23,7 +23,7 @@ from judgelab.calibration.scoring._factory import (
     default_evaluator_for,
     is_factory,
 )
-from judgelab.calibration.scoring._lazy import (
+from judgelab.engine import (  # the engine's since issue 39; re-exported where it was
     LazyModel,
     spec_is_final,
 )

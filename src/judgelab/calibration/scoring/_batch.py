@@ -33,7 +33,7 @@ def _jsonable(value: Any) -> Any:
         return repr(value)
 
 
-def _template_hash(evaluator: Any) -> str | None:
+def _template_hash(evaluator: Evaluator) -> str | None:
     """The evaluator's threshold-independent question hash (``YesNoEvaluator.template_hash``), if it has one."""
     value = getattr(evaluator, "template_hash", None)
     return value if isinstance(value, str) else None
@@ -43,7 +43,7 @@ def _record(
     row: LabelledRow,
     resp: EvaluationResponse | None,
     seconds: float,
-    evaluator: Any,
+    evaluator: Evaluator,
     error: str | None = None,
     identity: EvaluatorIdentity | None = None,
 ) -> dict[str, Any]:

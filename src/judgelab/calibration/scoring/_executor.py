@@ -19,12 +19,13 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
 from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.scoring._batch import is_unreachable, score_batch
 from judgelab.errors import JudgelabError
+from judgelab.evaluators import Evaluator
 
 __all__ = [
     "BLOCK_KEYS",
@@ -146,7 +147,7 @@ class Executor(Protocol):
     ) -> Iterator[list[dict[str, Any]]]: ...
 
 
-def tokens_decoded(evaluator: Any) -> int | None:
+def tokens_decoded(evaluator: Evaluator) -> int | None:
     """The prompt tokens the evaluator's engine has decoded so far (``None`` if not counted)."""
     model = getattr(evaluator, "model", None)
     count = getattr(getattr(model, "backend", None), "tokens_evaluated", None)
@@ -201,7 +202,7 @@ def plan_blocks(
     return blocks
 
 
-def score_rows(evaluator: Any, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, Any]]]:
+def score_rows(evaluator: Evaluator, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, Any]]]:
     """Score rows in ``batch_size`` batches with a built evaluator, yielding each batch's records.
 
     After ``STOP_AFTER_UNREACHABLE`` rows in a row failed because the judge's server could not be
@@ -226,7 +227,7 @@ def score_rows(evaluator: Any, rows: Sequence[LabelledRow], *, batch_size: int) 
             return
 
 
-def close_built(evaluator: Any) -> None:
+def close_built(evaluator: Evaluator) -> None:
     """Free the model of an evaluator that an executor built from a factory."""
     close = getattr(getattr(evaluator, "model", None), "close", None)
     if callable(close):
@@ -248,7 +249,7 @@ class LocalExecutor:
     ) -> Iterator[list[dict[str, Any]]]:
         t0 = time.perf_counter()
         built = is_factory(source)
-        evaluator = source() if built else source  # type: ignore[operator]
+        evaluator = source() if is_factory(source) else cast(Evaluator, source)
         before = tokens_decoded(evaluator)
         done = 0
         try:

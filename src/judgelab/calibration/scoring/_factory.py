@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeGuard
 
+from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
 from judgelab.specs import DEFAULT_MODEL_ID
 from judgelab.evaluators import (
@@ -59,12 +60,11 @@ class _TaskDefaults(Mapping[str, Callable[..., Evaluator]]):
 DEFAULT_EVALUATORS: Mapping[str, Callable[..., Evaluator]] = _TaskDefaults()
 
 
-def default_evaluator_for(task: str, model: Any, *, hint: str) -> Evaluator:
+def default_evaluator_for(task: str, model: JudgeModel, *, hint: str) -> Evaluator:
     """The registry's default evaluator of ``task`` on ``model``; a one-line error ending in ``hint`` if none."""
     if task not in DEFAULT_EVALUATORS:
         raise JudgelabError(f"calibrate cannot build an evaluator for task {task!r} from a model yet; {hint}")
-    evaluator: Evaluator = build_evaluator(None, model, task=task)
-    return evaluator
+    return build_evaluator(None, model, task=task)
 
 
 @dataclass(frozen=True)
@@ -126,8 +126,7 @@ class EvaluatorFactory:
         from judgelab.engine import load_model
 
         model = load_model(self.model, backend=self.backend, **self.model_options)
-        evaluator: Evaluator = build_evaluator(None, model, task=self.task, **self.evaluator_options)
-        return evaluator
+        return build_evaluator(None, model, task=self.task, **self.evaluator_options)
 
     def for_replica(self, *, threads: int | None = None, gpus: float = 0) -> "EvaluatorFactory":
         """This factory with a replica's resources filled in where the caller left them unset.
@@ -147,7 +146,7 @@ class EvaluatorFactory:
         return replace(self, model_options=options)
 
 
-def is_factory(source: Any) -> bool:
+def is_factory(source: object) -> TypeGuard[Callable[[], Evaluator]]:
     """Whether ``source`` builds an evaluator (a callable without ``evaluate``), not is one."""
     return callable(source) and not callable(getattr(source, "evaluate", None)) and not callable(
         getattr(source, "evaluate_many", None)

@@ -10,19 +10,25 @@ the first question.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, cast
 
+from judgelab.engine._judge_model import JudgeModel
+from judgelab.engine._model import BackendJudgeModel, Judgment
 from judgelab.errors import SpecError
+from judgelab.specs import ModelSpec
 
-__all__ = ["LazyModel", "spec_is_final"]
+__all__ = ["LazyModel", "ModelSource", "spec_is_final"]
+
+ModelSource = str | Path | JudgeModel | Callable[[], JudgeModel]
+"""What ``LazyModel`` takes: a spec id or path, a loaded model, or a loader (another ``LazyModel`` included)."""
 
 logger = logging.getLogger(__name__)
 
 
-def spec_is_final(spec: Any) -> bool:
+def spec_is_final(spec: ModelSpec | None) -> TypeGuard[ModelSpec]:
     """Whether a spec read before loading is the one the loaded model reports.
 
     A chat-style spec without a chat template may fall back to raw prompts
@@ -32,7 +38,7 @@ def spec_is_final(spec: Any) -> bool:
     return spec is not None and not (getattr(prompt, "style", None) == "chat" and not getattr(prompt, "chat_template", None))
 
 
-def _is_loaded(model: Any) -> bool:
+def _is_loaded(model: object) -> TypeGuard[JudgeModel]:
     return hasattr(model, "judge_many") and not isinstance(model, LazyModel)
 
 
@@ -57,11 +63,11 @@ class LazyModel:
     ``close()`` closes only a model it loaded itself.
     """
 
-    def __init__(self, model: Any, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, model: ModelSource, options: Mapping[str, Any] | None = None) -> None:
         self.source = model  # what the caller passed (a distributed executor ships an id or path)
         self.options = dict(options or {})
         self._named = isinstance(model, (str, Path))
-        self._model: Any = model if _is_loaded(model) else None
+        self._model: JudgeModel | None = model if _is_loaded(model) else None
         self._owned = False
         self._label_mass = False
         self.used = False  # whether anything asked for the loaded model
@@ -74,14 +80,15 @@ class LazyModel:
         return getattr(self.spec_before_loading, "id", None) or str(self.source)
 
     @cached_property
-    def spec_before_loading(self) -> Any:
+    def spec_before_loading(self) -> ModelSpec | None:
         """The spec known without loading the weights; ``None`` for a bare weights file or a loader without one."""
         if self._model is not None:
             return self._model.spec
         if isinstance(self.source, LazyModel):
             return self.source.spec_before_loading
         if not self._named:
-            return getattr(self.source, "spec", None)
+            spec: ModelSpec | None = getattr(self.source, "spec", None)  # a loader may say its spec
+            return spec
         if str(self.source).endswith(".gguf"):
             return None
         try:
@@ -105,26 +112,27 @@ class LazyModel:
         return self._model is not None
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> ModelSpec:
         """The model spec: read without loading when it is final before loading, else from the loaded model."""
-        if self._model is None and spec_is_final(self.spec_before_loading):
-            return self.spec_before_loading
+        known = self.spec_before_loading
+        if self._model is None and spec_is_final(known):
+            return known
         return self.load().spec
 
-    def load(self) -> Any:
+    def load(self) -> JudgeModel:
         """The loaded ``JudgeModel`` (loaded now on the first call)."""
         self.used = True
         if self._model is None:
             if self._named:
-                from judgelab.engine import load_model
+                from judgelab.engine._loading import load_model
 
                 logger.info("loading %s", self.source)
                 self._model = load_model(str(self.source), **self.options)
             else:
-                self._model = self.source()
+                self._model = cast(Callable[[], JudgeModel], self.source)()
             self._owned = True
             if self._label_mass:
-                self._model.label_mass = True
+                _set_label_mass(self._model, True)
         return self._model
 
     __call__ = load
@@ -133,11 +141,10 @@ class LazyModel:
         """Read the labels' share of the next-token probability (now, or once loaded)."""
         self._label_mass = on
         if self._model is not None:
-            self._model.label_mass = on
+            _set_label_mass(self._model, on)
 
-    def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Any]:
-        judgments: list[Any] = self.load().judge_many(prompts, labels)
-        return judgments
+    def judge_many(self, prompts: Sequence[str], labels: Sequence[str]) -> list[Judgment]:
+        return self.load().judge_many(prompts, labels)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -146,7 +153,7 @@ class LazyModel:
 
     def close(self) -> None:
         """Free the model if this loader loaded it."""
-        if self._owned and hasattr(self._model, "close"):
+        if self._owned and self._model is not None and hasattr(self._model, "close"):
             self._model.close()
 
     def __str__(self) -> str:
@@ -154,3 +161,9 @@ class LazyModel:
 
     def __repr__(self) -> str:
         return f"LazyModel({self.model_id!r}, loaded={self.loaded})"
+
+
+def _set_label_mass(model: JudgeModel, on: bool) -> None:
+    """Read the labels' share of the next-token probability (``BackendJudgeModel.label_mass``; other models have none)."""
+    if isinstance(model, BackendJudgeModel):
+        model.label_mass = on
