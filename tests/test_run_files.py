@@ -172,9 +172,9 @@ def test_an_analysis_is_written_as_its_typed_metrics_with_nan_as_null(tmp_path):
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["version"] == METRICS_VERSION
     assert doc["tasks"]["fact-check"]["heldout"]["precision"] == {"estimate": None, "low": None, "high": None}
-    # warnings are written only when there are some: here the held-out intervals that cannot vary (issue 40)
+    # warnings are written only when there are some: here that the held-out intervals come from too few units
     assert doc["tasks"]["fact-check"].get("warnings", []) == list(a.notes)
-    assert any("zero width" in w for w in a.notes)
+    assert any("unit(s)" in w for w in a.notes)
     assert read_metrics(path).tasks["fact-check"] == m
 
 

@@ -32,3 +32,22 @@ def test_an_inspect_grader_with_labels_its_pattern_cannot_read_gets_a_warning(ht
     graded = _grade(http, INSPECT_GRADE_LABELS["default"])
     assert "warnings" not in graded["judgelab"]
     assert graded["choices"][0]["message"]["content"] in INSPECT_GRADE_LABELS["default"]
+
+
+def test_a_promptfoo_rubric_request_gets_the_json_promptfoo_parses(http):
+    """promptfoo's default llm-rubric prompt (system, then <Output>/<Rubric>): pass, score = P(pass), reason."""
+    import json
+
+    body = {"model": "gemma-3-270m", "messages": [
+        {"role": "system", "content": "You are grading output according to a user-specified rubric. If the statement "
+         "in the rubric is true, then the output passes the test. You respond with a JSON object with this "
+         "structure: {reason: string, pass: boolean, score: number}"},
+        {"role": "user", "content": "<Output>\nThe Eiffel Tower is in Paris, France.\n</Output>\n<Rubric>\n"
+         "The output says the Eiffel Tower is in Paris.\n</Rubric>"}]}
+    answer = http.post("/v1/chat/completions", json=body).json()
+    graded = json.loads(answer["choices"][0]["message"]["content"])
+    assert set(graded) == {"pass", "score", "reason"}
+    p = graded["score"]
+    assert 0.0 < p < 1.0 and p == answer["judgelab"]["probability"]
+    assert graded["pass"] is (p >= 0.5) and answer["judgelab"]["threshold"] == 0.5
+    assert f"P(pass) = {p:.4f}" in graded["reason"] and "threshold 0.5" in graded["reason"]
