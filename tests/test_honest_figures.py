@@ -173,11 +173,11 @@ def test_a_partial_analysis_says_on_n_of_m_rows(tmp_path):
 
 
 def test_version_flag(capsys):
-    from judgelab import __version__
+    import re
 
     with pytest.raises(SystemExit) as done:
         cli_main(["--version"])
-    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"judgelab {__version__}"
+    assert done.value.code == 0 and re.fullmatch(r"judgelab \d+\.\d+\.\d+\S*", capsys.readouterr().out.strip())
 
 
 def test_a_mistyped_remote_scheme_gets_the_scheme_list():
