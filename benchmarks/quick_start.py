@@ -1,8 +1,8 @@
 """Run the README's main job (``judgelab calibrate``) and keep what it printed and measured.
 
-    python benchmarks/quick_start.py --out runs/quickstart --results benchmarks/results/quickstart.json
-    python benchmarks/quick_start.py --model gemma-3-270m-judge-doc2 --out runs/quickstart-doc2 \\
-        --results benchmarks/results/quickstart-doc2.json --compare-with runs/quickstart
+    python benchmarks/quick_start.py --model gemma-3-270m --out runs/quickstart-base \\
+        --results benchmarks/results/quickstart-base.json
+    python benchmarks/quick_start.py --compare-with runs/quickstart-doc2    # the README's command, exactly
 
 It runs the command exactly as the README gives it (plus ``--out`` and ``--model`` when passed),
 captures what it printed (stdout, then every stderr line that is not a progress bar: warnings
@@ -63,12 +63,14 @@ def figures(metrics: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default="runs/quickstart", help="the run folder (reruns resume)")
+    p.add_argument("--out", default="runs/calibrate", help="the run folder (reruns resume); the default is the "
+                   "command's own, so that the README's command runs exactly as written")
     p.add_argument("--model", help="a model id other than the default")
     p.add_argument("--results", type=Path, default=REPO / "benchmarks" / "results" / "quickstart.json")
     p.add_argument("--compare-with", metavar="RUN", help="a run on the same set to compare with (paired)")
     args = p.parse_args(argv)
-    command = ["judgelab", "calibrate"] + (["--model", args.model] if args.model else []) + ["--out", args.out]
+    command = ["judgelab", "calibrate"] + (["--model", args.model] if args.model else [])
+    command += ["--out", args.out] if args.out != "runs/calibrate" else []
     done = subprocess.run(command, capture_output=True, text=True)
     text = printed(done.stdout, done.stderr)
     print(text)
