@@ -14,7 +14,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-from judgelab.engine import JudgeModel
+from judgelab.engine import BackendJudgeModel
 
 __all__ = ["WeightsFile", "weights_file"]
 
@@ -24,7 +24,7 @@ _CHUNK = 1 << 20
 class WeightsFile:
     """Size and digest of what a model serves (``describe`` computes the digest once)."""
 
-    def __init__(self, model: JudgeModel) -> None:
+    def __init__(self, model: BackendJudgeModel) -> None:
         self.path = _single_file(model)
         self.size = self.path.stat().st_size if self.path is not None else int(model.info().size_bytes or 0)
         self._spec_digest = hashlib.sha256(model.spec.model_dump_json(exclude={"source_path"}).encode()).hexdigest()
@@ -39,7 +39,7 @@ class WeightsFile:
             return await asyncio.to_thread(_file_sha256, str(self.path), stat.st_size, stat.st_mtime_ns)
 
 
-def _single_file(model: JudgeModel) -> Path | None:
+def _single_file(model: BackendJudgeModel) -> Path | None:
     path = getattr(getattr(model.backend, "config", None), "model_path", None)
     if not path:
         return None
@@ -57,6 +57,6 @@ def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
-def weights_file(model: JudgeModel) -> WeightsFile:
+def weights_file(model: BackendJudgeModel) -> WeightsFile:
     """A ``WeightsFile`` for ``model`` (cheap: the digest is computed on first use)."""
     return WeightsFile(model)
