@@ -2,7 +2,8 @@
 
     python benchmarks/deployment_walkthrough.py --work runs/deploy --results benchmarks/results/deployment.json
 
-On HaluEval QA (``--data``): calibrate the default judge on the first 200 rows, fit a policy at
+On HaluEval QA (``--data``): calibrate the default judge on the first 200 rows (written to
+``WORK/labelled200.jsonl``), fit a policy at
 alpha = delta = 0.1, gate the run against itself and against 40 rows re-scored, and estimate the
 share of good answers in 200 unlabelled rows (HaluEval QA rows 201-400 with the labels removed).
 Each command's exit code and output (stdout, then stderr without progress bars) go into the JSON,
@@ -33,9 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     from judgelab.calibration import import_set, write_rows
 
     work = args.work
-    work.mkdir(parents=True, exist_ok=True)
-    halueval = f"halueval-qa:{args.data}/halueval/qa_one-turn.jsonl"
+    if work.exists():  # a fresh walk-through: saved scores of other rows would join the run
+        import shutil
+
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
     rows = import_set("halueval-qa", args.data / "halueval" / "qa_one-turn.jsonl")
+    write_rows(rows[:200], work / "labelled200.jsonl")  # the first 200 rows, as a file: --limit spreads over units
     write_rows(rows[:40], work / "new40.jsonl")
     with (work / "traffic.jsonl").open("w", encoding="utf-8") as fh:
         for row in rows[200:400]:
@@ -44,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(json.dumps(d) + "\n")
     run = str(work / "halueval200")
     commands = {
-        "calibrate": ["judgelab", "calibrate", "--set", halueval, "--limit", "200", "--threads", "2", "--out", run],
+        "calibrate": ["judgelab", "calibrate", "--set", str(work / "labelled200.jsonl"), "--threads", "2", "--out", run],
         "policy": ["judgelab", "policy", run, "--alpha", "0.1", "--delta", "0.1"],
         "gate_same": ["judgelab", "gate", run, "--set", f"{run}/scores.jsonl"],
         "gate_new40": ["judgelab", "gate", run, "--set", str(work / "new40.jsonl")],
