@@ -239,7 +239,7 @@ def test_calibrate_scores_with_the_named_evaluator(tmp_path):
     from judgelab.cli import main
     from judgelab.evaluators import build_evaluator
 
-    starter = [r for r in load_rows(STARTER).rows if r.task == "fact-check" and r.id.startswith("qs-begin-cmu")][:12]
+    starter = [r for r in load_rows(STARTER).rows if r.task == "fact-check" and r.id.startswith("qs-begin-begin_dev_cmu")][:12]
     f = tmp_path / "rows.jsonl"
     f.write_text("".join(r.model_dump_json() + "\n" for r in starter))
     out = tmp_path / "run"

@@ -89,9 +89,11 @@ def test_client_settings_do_not_change_the_spec_hash_but_the_judge_does():
 
 
 def test_local_spec_hashes_are_unchanged_by_the_remote_field():
-    # the hash of a spec without [remote] is what it was before the field existed (saved runs still resume)
+    # the hash of a spec without [remote] is what it was before the field existed (saved runs still resume);
+    # the licence and the weights' pinned sha256 came later and leave it unchanged too
     spec = load_spec("gemma-3-270m")
-    before = hashlib.sha256(spec.model_dump_json(exclude={"source_path", "adapter", "remote"}).encode()).hexdigest()
+    old_fields = {"source_path": True, "adapter": True, "remote": True, "licence": True, "weights": {"__all__": {"sha256"}}}
+    before = hashlib.sha256(spec.model_dump_json(exclude=old_fields).encode()).hexdigest()
     assert spec.remote is None and spec.spec_hash == before[:16]
 
 

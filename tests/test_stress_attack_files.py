@@ -197,7 +197,7 @@ def test_a_module_callable_transform_attack(tmp_path, capsys, monkeypatch):
     ({"name": "x", "where": "end"}, "text", "exactly one of 'text' and 'transform'"),
     ({"name": "x", "text": "t", "transform": "a:b", "where": "end"}, "text", "exactly one"),
     ({"name": "x", "text": "t", "where": "end", "position": "end"}, "position", "unknown field"),
-    ({"name": "x y", "text": "t", "where": "end"}, "name", "only letters, digits"),
+    ({"name": "x y", "text": "t", "where": "end"}, "name", "only ASCII letters"),
     ({"name": "x", "text": 3, "where": "end"}, "text", "non-empty string"),
     ({"name": "x", "transform": "no_such_module_here:fn"}, "transform", "Cannot load the attack transform"),
     ({"name": "x", "transform": "base64_wrap"}, "transform", "'module:callable'"),

@@ -107,6 +107,22 @@ def _scores(driver) -> list[float]:
     return [float(t.split()[0]) for t in _column(driver, 5)]
 
 
+def _until_sorted(driver, *, descending: bool, n: int | None = None, timeout: float = 15.0) -> list[float]:
+    """The score column once the page has redrawn it in order (a TimeoutException if it never is)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def ready(d):
+        try:
+            scores = _scores(d)
+        except (StaleElementReferenceException, ValueError, IndexError):  # the table is being redrawn
+            return False
+        ok = bool(scores) and (n is None or len(scores) == n) and scores == sorted(scores, reverse=descending)
+        return scores if ok else False
+
+    return WebDriverWait(driver, timeout).until(ready)
+
+
 def test_open_sort_filter_open_a_row_and_correct_its_label(browser, shots, real_run, capsys):
     set_path, base = real_run
     server = _serve(base, who="reviewer")
@@ -118,14 +134,16 @@ def test_open_sort_filter_open_a_row_and_correct_its_label(browser, shots, real_
         assert kinds == sorted(kinds, key=lambda k: k != "wrong")  # disagreement first: the wrong verdicts on top
         shots(browser, "rows")
         browser.find_element(By.CSS_SELECTOR, "button[data-sort='score']").click()
-        assert _scores(browser) == sorted(_scores(browser), reverse=True)
+        assert len(_until_sorted(browser, descending=True, n=8)) == 8
         assert browser.find_element(By.CSS_SELECTOR, "th[aria-sort='descending'] button").get_attribute("data-sort") == "score"
         browser.find_element(By.CSS_SELECTOR, "button[data-sort='score']").send_keys(Keys.ENTER)  # keyboard: flip
-        assert _scores(browser) == sorted(_scores(browser))
+        assert len(_until_sorted(browser, descending=False, n=8)) == 8
         Select(browser.find_element(By.NAME, "verdict")).select_by_value("pass")
         browser.find_element(By.ID, "apply").click()
-        assert set(t.split()[0] for t in _column(browser, 7)) == {"pass"}
-        assert _scores(browser) == sorted(_scores(browser))  # the sort survives the filter
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(browser, 15).until(lambda d: {t.split()[0] for t in _column(d, 7) if t.strip()} == {"pass"})
+        assert _until_sorted(browser, descending=False)  # the sort survives the filter
         shots(browser, "filtered")
         browser.get(server.url + "/?q=eiffel-4")  # the search covers ids, claims and documents
         assert _column(browser, 1) == [WRONG]
