@@ -2,7 +2,7 @@
 
 A measured figure in the Markdown carries an invisible marker right after it,
 ``0.728<!-- fig quickstart.json tasks.fact-check.auroc -->``: the file (under
-``benchmarks/results/``) and the key path (dots; list indices as numbers). The
+``benchmarks/results/``) and the key path (dots; list indices as numbers; a key may hold spaces). The
 figure must equal the file's value rounded to the figure's decimals. Output
 pasted as printed is marked before its fenced block,
 ``<!-- output quickstart.json output -->``, and must equal the value exactly.
@@ -21,15 +21,23 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-FIGURE = re.compile(r"(?P<num>[+-]?\d[\d,]*(?:\.\d+)?)(?P<unit>%|x|\s?s)?\**\s*<!-- fig (?P<file>\S+) (?P<key>\S+) -->")
+FIGURE = re.compile(r"(?P<num>[+-]?\d[\d,]*(?:\.\d+)?)(?P<unit>%|x|\s?s)?\**\s*<!-- fig (?P<file>\S+) (?P<key>[^\n]+?) -->")
 OUTPUT = re.compile(r"<!-- output (?P<file>\S+) (?P<key>\S+) -->\s*\n```[^\n]*\n(?P<body>.*?)\n```", re.S)
 ANY_MARKER = re.compile(r"<!-- (fig|output) ")
 
 
 def lookup(results: Path, file: str, key: str) -> Any:
     value: Any = json.loads((results / file).read_text(encoding="utf-8"))
-    for part in key.split("."):
-        value = value[int(part)] if isinstance(value, list) else value[part]
+    parts = key.split(".")
+    while parts:
+        if isinstance(value, list):
+            value = value[int(parts.pop(0))]
+            continue
+        n = 1  # a key may itself hold dots ("score 0.6-1"): take the shortest run of parts that is a key
+        while ".".join(parts[:n]) not in value and n < len(parts):
+            n += 1
+        value = value[".".join(parts[:n])]
+        del parts[:n]
     return value
 
 
