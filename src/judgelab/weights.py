@@ -18,7 +18,7 @@ from pathlib import Path
 from judgelab.errors import JudgelabError, WeightsChecksumError, WeightsNotFoundError
 from judgelab.specs import ModelSpec, WeightSource
 
-__all__ = ["WeightsStatus", "resolve_weights", "weights_status", "pull", "check_sha256"]
+__all__ = ["WeightsStatus", "resolve_weights", "weights_status", "pull", "check_sha256", "sha256_file"]
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +61,21 @@ def _remember(stamp: tuple[str, int, int], sha256: str) -> None:
         log.debug("could not record the checked weights in %s", path)
 
 
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file, read in 1 MiB blocks (the one file hasher of weights, adapters and data files)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def check_sha256(path: Path, expected: str, *, model_id: str, source: str) -> None:
     """Raise ``WeightsChecksumError`` unless ``path``'s sha256 is ``expected`` (hashed once per file version)."""
     stamp = _stamp(path)
     if _known_good(stamp, expected):
         return
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    actual = digest.hexdigest()
+    actual = sha256_file(path)
     if actual != expected:
         raise WeightsChecksumError(
             f"The weights of model {model_id!r} at {path} have sha256 {actual}, but the spec pins {expected}: "

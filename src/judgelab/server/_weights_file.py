@@ -15,10 +15,9 @@ import hashlib
 from pathlib import Path
 
 from judgelab.engine import BackendJudgeModel
+from judgelab.weights import sha256_file
 
 __all__ = ["WeightsFile", "weights_file"]
-
-_CHUNK = 1 << 20
 
 
 class WeightsFile:
@@ -50,11 +49,7 @@ def _single_file(model: BackendJudgeModel) -> Path | None:
 @functools.lru_cache(maxsize=8)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     """sha256 of a file (cached by path, size and modification time)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(path)
 
 
 def weights_file(model: BackendJudgeModel) -> WeightsFile:

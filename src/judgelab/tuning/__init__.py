@@ -13,7 +13,8 @@ from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PEFT_HINT, TuneConfi
 from judgelab.tuning._data import Source, heldout_split, load_sources, split_sources
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._ship import ship_adapter
-from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, sha256_file
+from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE
+from judgelab.weights import sha256_file
 from judgelab.tuning._report import tuning_report, write_report as write_tuning_report
 from judgelab.tuning._train import TuneResult, tune
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import platform
@@ -15,22 +14,14 @@ from typing import Any
 from judgelab.calibration import write_rows
 from judgelab.engine import gguf_metadata
 from judgelab.specs import ModelSpec, load_spec
-from judgelab.weights import resolve_weights
+from judgelab.weights import resolve_weights, sha256_file
 
-__all__ = ["write_outputs", "sha256_file", "machine_description", "SPEC_FILE", "PROVENANCE_FILE"]
+__all__ = ["write_outputs", "machine_description", "SPEC_FILE", "PROVENANCE_FILE"]
 
 log = logging.getLogger(__name__)
 
 SPEC_FILE = "judge.toml"
 PROVENANCE_FILE = "PROVENANCE.json"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def machine_description() -> str:

@@ -39,7 +39,8 @@ def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> P
         The shipped spec file.
     """
     from judgelab.tuning._gguf import export_gguf_adapter
-    from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, sha256_file, write_spec
+    from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, write_spec
+    from judgelab.weights import sha256_file
 
     run, models = Path(run), Path(models)
     if not (run / SPEC_FILE).is_file():
