@@ -257,7 +257,7 @@ def spec_dirs() -> list[Path]:
         dirs.append(packaged)
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - odd installs
         pass
-    dirs.append(Path(__file__).resolve().parents[2] / "models")
+    dirs.append(Path(__file__).resolve().parents[3] / "models")
     unique: list[Path] = []
     for d in dirs:
         if d.is_dir() and d not in unique:
