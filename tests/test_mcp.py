@@ -236,6 +236,37 @@ def test_a_policy_decides_and_limits_are_tool_errors(judge_model):
     assert imported.is_error and "'module:callable' evaluators are not served over MCP" in _text(imported)
 
 
+def test_decide_refuses_what_the_decisions_server_refuses(judge_model):
+    """One question model (judgelab.wire.DecisionQuestion) for both: the server's 400s are MCP's tool errors."""
+    from judgelab.mcp import McpJudge
+    from judgelab.server import ServerConfig
+
+    judge = McpJudge(judge_model, ServerConfig())
+    refused = {
+        "empty instructions": {"type": "predicate", "instructions": " "},
+        "a choice value that is a number": {"type": "choice", "instructions": "Pick.",
+                                            "choices": [{"value": 1}, {"value": 0}]},
+        "27 choices": {"type": "choice", "instructions": "Pick.", "choices": [{"value": f"c{i}"} for i in range(27)]},
+        "one level": {"type": "score", "instructions": "Rate.", "levels": [{"label": "only"}]},
+    }
+
+    async def calls(client):
+        out = {name: await client.call_tool("decide", {"input": DOC, "questions": [question]})
+               for name, question in refused.items()}
+        out["text parts"] = await client.call_tool("decide", {"input": DOC, "questions": [
+            {"type": "predicate", "instructions": [{"type": "input_text", "text": "Is the document about a tower?"}]}]})
+        return out
+
+    results = _in_process(judge, calls)
+    for name in refused:
+        assert results[name].is_error, name
+    assert "is empty" in _text(results["empty instructions"]) and "at most 26" in _text(results["27 choices"])
+    assert "2 to 10" in _text(results["one level"])
+    parts = results["text parts"]  # instructions as text parts, as the API (and the server) allow
+    assert not parts.is_error, _text(parts)
+    assert parts.structured_content["answers"][0]["type"] == "predicate"
+
+
 def test_a_policy_for_another_judge_is_refused(judge_model):
     from judgelab.calibration import Policy
     from judgelab.errors import PolicyMismatchError

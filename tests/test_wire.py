@@ -10,9 +10,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from judgelab.errors import ContextLengthError, JudgelabError, PolicyMismatchError, QuestionError
 from judgelab.wire import (
+    DecisionQuestion,
     WireError,
     apply_policy,
     ask_decisions,
@@ -26,16 +28,19 @@ from judgelab.wire import (
 )
 
 
+QUESTION = TypeAdapter(DecisionQuestion)
+
+
 def _q(type_, name=None, instructions="Is it polite?", **extra):
-    return SimpleNamespace(type=type_, name=name, instructions=instructions, **extra)
+    return QUESTION.validate_python({"type": type_, "name": name, "instructions": instructions, **extra})
 
 
 def _choices(*values):
-    return [SimpleNamespace(value=v, description=None) for v in values]
+    return [{"value": v} for v in values]
 
 
 def _levels(n):
-    return [SimpleNamespace(label=f"L{i}", description="d" if i == 0 else None) for i in range(n)]
+    return [{"label": f"L{i}", "description": "d" if i == 0 else None} for i in range(n)]
 
 
 def test_one_turn_keeps_a_lone_user_message_and_writes_out_conversations():
@@ -67,13 +72,32 @@ def test_content_text_reads_text_parts_and_refuses_images_naming_the_part():
     ([_q("choice", choices=_choices(True, "TRUE"))], "questions.0.choices.1.value", "duplicate_choice"),
     ([_q("choice", choices=_choices(*[f"c{i}" for i in range(27)]))], "questions.0.choices", "too_many_choices"),
     ([_q("score", levels=_levels(11))], "questions.0.levels", "invalid_levels"),
-    ([_q("choice")], "questions.0.choices", "invalid_request"),
-    ([_q("score")], "questions.0.levels", "invalid_request"),
+    ([_q("score", levels=_levels(1))], "questions.0.levels", "invalid_levels"),
 ])
 def test_decision_questions_the_api_refuses(questions, param, code):
     with pytest.raises(WireError) as caught:
         check_decision_questions(questions)
     assert (caught.value.param, caught.value.code) == (param, code)
+
+
+@pytest.mark.parametrize("question", [
+    {"type": "choice", "instructions": "Pick.", "choices": [{"value": "a"}]},  # one option
+    {"type": "choice", "instructions": "Pick.", "choices": [{"value": 1}, {"value": 0}]},  # not a string or boolean
+    {"type": "score", "instructions": "Rate."},  # no levels
+    {"type": "predicate", "instructions": 5},
+    {"type": "predicate", "instructions": "Is it polite?", "weight": 2},  # a field the API does not have
+    {"type": "box", "instructions": "The dog."},
+])
+def test_the_question_model_refuses_what_the_api_does_not_have(question):
+    with pytest.raises(ValidationError):
+        QUESTION.validate_python(question)
+
+
+@pytest.mark.parametrize("instructions", ["", "  ", [{"type": "input_text", "text": ""}]])
+def test_a_question_that_asks_nothing_is_refused(scripted_model, instructions):
+    with pytest.raises(WireError) as caught:
+        ask_decisions(scripted_model({"polite": 0.5}), "Thanks!", [_q("predicate", instructions=instructions)])
+    assert (caught.value.param, caught.value.code) == ("questions.0.instructions", "invalid_request")
 
 
 def test_decisions_are_asked_together_and_answered_in_the_api_shape(scripted_model):

@@ -196,6 +196,12 @@ BAD_REQUESTS = {
         {"type": "input_image", "image_url": "https://example.invalid/x.png"}]}]},
         "questions.0.instructions.0", "the judge reads text only"),
     "model missing": ({"model": None}, "model", "Invalid request body"),
+    # the question models are declared once (judgelab.wire.DecisionQuestion): MCP's decide refuses these too
+    "empty instructions": ({"questions": [{"type": "predicate", "instructions": " "}]},
+                           "questions.0.instructions", "is empty"),
+    "choice value not text or boolean": ({"questions": [{"type": "choice", "instructions": "Pick.",
+                                                         "choices": [{"value": 1}, {"value": 0}]}]},
+                                         "questions.0.choices.0.value", "Invalid request body"),
 }
 
 

@@ -88,10 +88,8 @@ def check_server(model: RemoteJudgeModel) -> None:
         ``no_logprobs``.
     """
     remote, client = model.remote, model.client
-    if remote.protocol == "ollama-chat":
-        _check_listed(model, "api/tags", lambda data: [m.get("name", "") for m in data.get("models", [])])
-    else:
-        _check_listed(model, "models", lambda data: [m.get("id", "") for m in data.get("data", [])])
+    if model.protocol.models_path is not None:
+        _check_listed(model, model.protocol.models_path)
     text, labels = _PROBE
     try:
         model.judge(model.render(text), labels)
@@ -101,8 +99,8 @@ def check_server(model: RemoteJudgeModel) -> None:
     log.info("remote judge %s at %s answers (%s)", remote.model, remote.url, client.counts)
 
 
-def _check_listed(model: RemoteJudgeModel, path: str, names: Any) -> None:
-    remote = model.remote
+def _check_listed(model: RemoteJudgeModel, path: str) -> None:
+    remote, protocol = model.remote, model.protocol
     try:
         data = model.client.get(path, retry=False)
     except RemoteError as exc:
@@ -110,10 +108,10 @@ def _check_listed(model: RemoteJudgeModel, path: str, names: Any) -> None:
             return
         raise
     try:
-        listed = [n for n in names(data) if n]
+        listed = [n for n in protocol.listed_models(data) if n]
     except (AttributeError, TypeError):
         return
-    wanted = {remote.model, remote.model + ":latest"} if remote.protocol == "ollama-chat" else {remote.model}
+    wanted = protocol.served_names(remote.model)
     if listed and not wanted & set(listed):
         shown = ", ".join(listed[:10]) + (f" (and {len(listed) - 10} more)" if len(listed) > 10 else "")
         raise RemoteError(f"The judge server at {model.client.url(path)} does not have model {remote.model!r}; it "

@@ -3,11 +3,15 @@
 ``probabilities(prompt, labels)`` and ``judge_many`` keep their meaning; each
 prompt becomes one request (at most ``concurrency`` in flight), and the
 answer's top logprobs, decision probabilities or reply text become the
-``Judgment``. How a rendered prompt reaches the server:
+``Judgment``. What differs between protocols is the protocol's class
+(``judgelab.specs.RemoteProtocol``, the spec's ``remote.wire_protocol``): the
+path, the request body, where the answer's labels and text are. How a
+rendered prompt reaches the server:
 
-- ``openai-completions``: the text rendered here from the spec's prompt
-  format (raw template, or a chat template the spec gives), exactly as in
-  process, so the same weights answer the same tokens;
+- a protocol that ``renders_prompt`` (``openai-completions``): the text
+  rendered here from the spec's prompt format (raw template, or a chat
+  template the spec gives), exactly as in process, so the same weights
+  answer the same tokens;
 - chat protocols and ``decisions``: the ``(system, user)`` messages, which
   the server renders with its own chat template. ``render`` returns a
   ``ChatPrompt`` that carries them; a plain string is sent as one user
@@ -21,15 +25,14 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judgelab.engine._labels import ResolvedLabels
 from judgelab.engine._model import BackendJudgeModel, Judgment
 from judgelab.engine._prompt import Prompt, render_prompt
 from judgelab.engine._remote_labels import LabelReading, pool_top_logprobs, read_label_text
-from judgelab.engine._remote_protocols import Messages, build_request, read_answer
 from judgelab.errors import LabelError, RemoteError
-from judgelab.specs import ModelSpec
+from judgelab.specs import Messages, ModelSpec, RemoteAnswer, RemoteCall
 
 if TYPE_CHECKING:  # the backend brings httpx, imported only when a remote judge loads
     from judgelab.engine._remote_backend import RemoteBackend
@@ -80,6 +83,7 @@ class RemoteJudgeModel(BackendJudgeModel):
     def __init__(self, backend: "RemoteBackend", spec: ModelSpec) -> None:
         super().__init__(backend, spec)
         self.remote = backend.remote
+        self.protocol = backend.remote.wire_protocol
         self.client = backend.client
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -90,7 +94,7 @@ class RemoteJudgeModel(BackendJudgeModel):
     @property
     def mode(self) -> str:
         """``logprobs``, ``decisions`` (probabilities from the server) or ``text`` (1 or 0 scores)."""
-        return "decisions" if self.remote.protocol == "decisions" else self.remote.mode
+        return "decisions" if self.protocol.gives_probabilities else self.remote.mode
 
     def usage(self) -> dict[str, int]:
         """Requests sent (retries included), retries, failures, and the server's prompt and completion tokens."""
@@ -98,7 +102,7 @@ class RemoteJudgeModel(BackendJudgeModel):
 
     def render(self, user: str, *, system: str | None = None) -> Prompt:
         """The prompt for a user turn: rendered text (completions) or the chat messages (``ChatPrompt``)."""
-        if self.remote.protocol == "openai-completions":
+        if self.protocol.renders_prompt:
             return render_prompt(self.spec.prompt, user, system=system, model_id=self.id)
         system = self.spec.prompt.system if system is None else system
         return ChatPrompt(((("system", system),) if system else ()) + (("user", user),))
@@ -147,8 +151,9 @@ class RemoteJudgeModel(BackendJudgeModel):
         return f" ({self.remote.model} at {self.remote.url})"
 
     def _judge_one(self, prompt: str, labels: Sequence[str], estimate: int) -> Judgment:
-        path, body = build_request(self.remote, prompt, self._messages(prompt), labels)
-        answer = read_answer(self.remote, self.client.post(path, body), labels, self.client.url(path))
+        path, body = self.protocol.request(self.remote, RemoteCall.judgment(self.remote, prompt, self._messages(prompt),
+                                                                             labels))
+        answer = self.protocol.answer(self.remote, self.client.post(path, body), labels, self.client.url(path))
         self.client.add_usage(answer.prompt_tokens, answer.completion_tokens)
         reading = self._reading(answer, labels)
         best = max(reading.probabilities, key=reading.probabilities.__getitem__)
@@ -164,7 +169,7 @@ class RemoteJudgeModel(BackendJudgeModel):
             missing=reading.missing,
         )
 
-    def _reading(self, answer: Any, labels: Sequence[str]) -> LabelReading:
+    def _reading(self, answer: RemoteAnswer, labels: Sequence[str]) -> LabelReading:
         if answer.probabilities is not None:
             return LabelReading(dict(answer.probabilities))
         if self.remote.mode == "text":
@@ -173,13 +178,11 @@ class RemoteJudgeModel(BackendJudgeModel):
 
     def complete(self, prompt: str, max_tokens: int = 256, stop: Sequence[str] = ()) -> str:
         """Free greedy text from the server (temperature 0), up to ``max_tokens`` or a stop string."""
-        path, body = build_request(self.remote, prompt, self._messages(prompt), (), max_tokens=max_tokens, stop=stop)
+        call = RemoteCall.free_text(prompt, self._messages(prompt), max_tokens, stop)
+        path, body = self.protocol.request(self.remote, call)
         data = self.client.post(path, body)
         try:
-            if self.remote.protocol == "ollama-chat":
-                return str(data["message"]["content"])
-            choice = data["choices"][0]
-            return str(choice["text"] if self.remote.protocol == "openai-completions" else choice["message"]["content"])
+            return self.protocol.reply_text(data)
         except (KeyError, IndexError, TypeError) as exc:
             raise RemoteError(f"The judge server at {self.client.url(path)} answered without text ({exc}).",
                               url=self.client.url(path), reason="bad_response") from exc

@@ -17,9 +17,9 @@ from typing import Any
 from judgelab.engine import BackendJudgeModel
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import Document, EvaluationRequest, Evaluator, build_evaluator, evaluator_names, registered_evaluator
-from judgelab.mcp._decide import answer_questions
+from judgelab.mcp._decide import Message, answer_questions
 from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
-from judgelab.wire import apply_policy, bind_policy, policy_summary, registered_template_hashes
+from judgelab.wire import DecisionQuestion, apply_policy, bind_policy, policy_summary, registered_template_hashes
 
 __all__ = ["McpJudge"]
 
@@ -114,7 +114,7 @@ class McpJudge:
         request = EvaluationRequest(user_text=user_text, data_list=[Document(text) for text in documents], response_content=response)
         return self._judged(evaluator, request, threshold)
 
-    def decide(self, input: Any, questions: Sequence[Any]) -> dict[str, Any]:
+    def decide(self, input: str | Sequence[Message], questions: Sequence[DecisionQuestion]) -> dict[str, Any]:
         """The Decisions API's questions about one input, answered together."""
         return answer_questions(self._view(), input, questions)
 

@@ -8,9 +8,10 @@ parses (``openai/types/decision_create_params.py`` and ``decision.py``)::
                     "instructions", "choices"? | "levels"?}]}
 
 in, and ``{"model", "answers": [...], "usage": {...}}`` out, answers in
-question order. This module owns the request body (pydantic) and the input
-items (messages, tool calls and their outputs, written out as ``Role: text``
-turns); checking the questions, the translation to typed questions and back,
+question order. This module owns the request body's transport fields
+(pydantic; the questions are ``judgelab.wire.DecisionQuestion``, declared once
+for this API and MCP's ``decide``) and the input items (messages, tool calls
+and their outputs, written out as ``Role: text`` turns); checking the questions, the translation to typed questions and back,
 and asking them are ``judgelab.wire.ask_decisions``'s, shared with MCP's
 ``decide``. Malformed requests get a 400 in OpenAI's error shape (a
 ``WireError``'s field and code), and an input longer than the context a 400
@@ -20,11 +21,11 @@ that says how many tokens it had and how many fit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
@@ -37,6 +38,8 @@ from judgelab.wire import (
     MAX_CHOICES,
     MAX_QUESTIONS,
     STATE_FIELD,
+    DecisionPart,
+    DecisionQuestion,
     WireError,
     ask_decisions,
     check_decision_questions,
@@ -57,58 +60,13 @@ CLIENT_DEFAULT_MODELS = ("gpt-6-luna",)
 _Loose = ConfigDict(extra="allow")
 
 
-class _Part(BaseModel):
-    """An input part: ``input_text``, ``input_json``, ``output_text``, ``refusal``, ``input_image``..."""
-
-    model_config = _Loose
-    type: StrictStr
-
-
 class _Item(BaseModel):
     """One input item: a message, a function or custom tool call, or a tool output."""
 
     model_config = _Loose
     type: StrictStr = "message"
     role: Literal["user", "developer", "system", "assistant"] | None = None
-    content: StrictStr | list[_Part] | None = None
-
-
-class _Predicate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["predicate"]
-    name: StrictStr | None = None
-    instructions: StrictStr | list[_Part]
-
-
-class _ChoiceOption(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    value: StrictStr | StrictBool
-    description: StrictStr | None = None
-
-
-class _Choice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["choice"]
-    name: StrictStr | None = None
-    instructions: StrictStr | list[_Part]
-    choices: list[_ChoiceOption] = Field(min_length=2)
-
-
-class _Level(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    label: StrictStr
-    description: StrictStr | None = None
-
-
-class _Score(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["score"]
-    name: StrictStr | None = None
-    instructions: StrictStr | list[_Part]
-    levels: list[_Level]
-
-
-_Question = Annotated[Union[_Predicate, _Choice, _Score], Field(discriminator="type")]
+    content: StrictStr | list[DecisionPart] | None = None
 
 
 class DecisionBody(BaseModel):
@@ -117,13 +75,13 @@ class DecisionBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     model: StrictStr
     input: StrictStr | list[_Item]
-    questions: list[_Question]
+    questions: list[DecisionQuestion]
     prompt_cache_key: StrictStr | None = None
     prompt_cache_options: dict[str, Any] | None = None
     safety_identifier: StrictStr | None = None
 
 
-_UNION_TAGS = {"predicate", "choice", "score", "str", "bool", "list[_Part]", "function-after[_check(), str]"}
+_UNION_TAGS = {"predicate", "choice", "score", "str", "bool", "function-after[_check(), str]"}
 
 
 def _wire_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -1,9 +1,8 @@
 """OpenAI's Decisions questions to typed questions and back (``/v1/decisions`` and MCP's ``decide``).
 
-A wire question is ``{"type": "predicate" | "choice" | "score", "name"?,
-"instructions", "choices"? | "levels"?}``; each protocol validates its own
-request body (pydantic) and hands its questions here, where they are checked,
-translated and answered the same way:
+A wire question is a ``DecisionQuestion`` (``_decision_models``: declared
+once, validated by each transport); here it is checked, translated and
+answered the same way for both:
 
 - ``predicate`` -> ``Noul(instructions)``; its answer's ``probability`` is P(yes);
 - ``choice`` -> ``Choice(instructions, {label: description})``; a boolean
@@ -20,72 +19,30 @@ per-question ``refusal``; an input longer than the context raises
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from judgelab import questions as q
 from judgelab.errors import ContextLengthError, JudgelabError
 from judgelab.wire._conversation import content_text, one_turn
+from judgelab.wire._decision_models import (
+    MAX_CHOICES,
+    DecisionChoiceQuestion,
+    DecisionPredicate,
+    DecisionQuestion,
+    DecisionScoreQuestion,
+)
 from judgelab.wire._errors import WireError
 
 __all__ = [
-    "MAX_CHOICES", "MAX_QUESTIONS", "STATE_FIELD", "DecisionChoiceOption", "DecisionChoiceQuestion", "DecisionLevel",
-    "DecisionQuestion", "DecisionScoreQuestion", "ask_decisions", "check_decision_questions", "decision_answer",
+    "MAX_QUESTIONS", "STATE_FIELD", "ask_decisions", "check_decision_questions", "decision_answer",
     "decision_question", "decision_state",
 ]
 
 MAX_QUESTIONS = 400
 """The API's limit on questions per request ("Ask 1-400 questions")."""
 
-MAX_CHOICES = q.MAX_CHOICE_OPTIONS
-"""Options per choice question: judgelab reads at most ``questions.MAX_CHOICE_OPTIONS`` (letters A-Z); OpenAI allows 255."""
-
 STATE_FIELD = "input"
 """The state field that holds the request's input."""
-
-
-class DecisionChoiceOption(Protocol):
-    """One option of a choice question: its ``value`` and optional ``description``."""
-
-    @property
-    def value(self) -> str | bool: ...
-    @property
-    def description(self) -> str | None: ...
-
-
-class DecisionLevel(Protocol):
-    """One level of a score question, lowest first: its ``label`` and optional ``description``."""
-
-    @property
-    def label(self) -> str: ...
-    @property
-    def description(self) -> str | None: ...
-
-
-class DecisionQuestion(Protocol):
-    """What the translation reads of every question model: ``type``, ``name``, ``instructions``."""
-
-    @property
-    def type(self) -> str: ...
-    @property
-    def name(self) -> str | None: ...
-    @property
-    def instructions(self) -> object: ...
-
-
-@runtime_checkable
-class DecisionChoiceQuestion(DecisionQuestion, Protocol):
-    """A choice question (``type == "choice"``): also its ``choices``."""
-
-    @property
-    def choices(self) -> Sequence[DecisionChoiceOption]: ...
-
-
-@runtime_checkable
-class DecisionScoreQuestion(DecisionQuestion, Protocol):
-    """A score question (``type == "score"``): also its ``levels``, lowest first."""
-
-    @property
-    def levels(self) -> Sequence[DecisionLevel]: ...
 
 
 def _choice_label(value: str | bool) -> str:
@@ -100,24 +57,8 @@ def decision_state(value: str | Sequence[tuple[str, str]], *, param: str = "inpu
     return {STATE_FIELD: text}, system
 
 
-def _choices(question: DecisionQuestion, param: str) -> Sequence[DecisionChoiceOption]:
-    """The options of a choice question (``WireError`` when its model has none)."""
-    if not isinstance(question, DecisionChoiceQuestion):
-        raise WireError(f"{param} is a choice question without choices; give 2 to {MAX_CHOICES}.",
-                        code="invalid_request", param=f"{param}.choices")
-    return question.choices
-
-
-def _levels(question: DecisionQuestion, param: str) -> Sequence[DecisionLevel]:
-    """The levels of a score question (``WireError`` when its model has none)."""
-    if not isinstance(question, DecisionScoreQuestion):
-        raise WireError(f"{param} is a score question without levels; give 2 to {q.MAX_LEVELS}.",
-                        code="invalid_request", param=f"{param}.levels")
-    return question.levels
-
-
-def _check_choices(question: DecisionQuestion, i: int) -> None:
-    choices = _choices(question, f"questions.{i}")
+def _check_choices(question: DecisionChoiceQuestion, i: int) -> None:
+    choices = question.choices
     n = len(choices)
     if n > MAX_CHOICES:
         raise WireError(f"questions.{i} has {n} choices; a judgelab judge reads at most {MAX_CHOICES} "
@@ -156,10 +97,10 @@ def check_decision_questions(questions: Sequence[DecisionQuestion]) -> None:
                             param=f"questions.{i}.name")
         seen[question.name] = i
     for i, question in enumerate(questions):
-        if question.type == "choice":
+        if isinstance(question, DecisionChoiceQuestion):
             _check_choices(question, i)
-        elif question.type == "score":
-            n = len(_levels(question, f"questions.{i}"))
+        elif isinstance(question, DecisionScoreQuestion):
+            n = len(question.levels)
             if not 2 <= n <= q.MAX_LEVELS:
                 raise WireError(f"questions.{i} has {n} levels; a score needs 2 to {q.MAX_LEVELS}.",
                                 code="invalid_levels", param=f"questions.{i}.levels")
@@ -168,24 +109,24 @@ def check_decision_questions(questions: Sequence[DecisionQuestion]) -> None:
 def decision_question(question: DecisionQuestion, *, param: str) -> q.Question:
     """The ``judgelab.questions`` question for one wire question (``param``: its path, for errors)."""
     instructions = content_text(question.instructions, param=f"{param}.instructions")
-    if question.type == "predicate":
+    if not instructions.strip():
+        raise WireError(f"{param}.instructions is empty; say what the judge should decide.",
+                        code="invalid_request", param=f"{param}.instructions")
+    if isinstance(question, DecisionPredicate):
         return q.Noul(instructions=instructions)
-    if question.type == "choice":
-        options = {_choice_label(c.value): c.description or "" for c in _choices(question, param)}
+    if isinstance(question, DecisionChoiceQuestion):
+        options = {_choice_label(c.value): c.description or "" for c in question.choices}
         return q.Choice(instructions=instructions, options=options)
-    if question.type == "score":
-        levels = [f"{lv.label}: {lv.description}" if lv.description else lv.label for lv in _levels(question, param)]
-        return q.Score(instructions=instructions, levels=levels)
-    raise WireError(f"{param} has unknown type {question.type!r}; use predicate, choice or score.",
-                    code="invalid_type", param=f"{param}.type")
+    levels = [f"{lv.label}: {lv.description}" if lv.description else lv.label for lv in question.levels]
+    return q.Score(instructions=instructions, levels=levels)
 
 
 def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, Any]:
     """One answer in the ``openai.types.Decision`` shape."""
     if isinstance(answer, q.NoulAnswer):
         return {"type": "predicate", "name": question.name, "probability": answer.probability}
-    if isinstance(answer, q.ChoiceAnswer):
-        values = {_choice_label(c.value): c.value for c in _choices(question, "question")}
+    if isinstance(answer, q.ChoiceAnswer) and isinstance(question, DecisionChoiceQuestion):
+        values = {_choice_label(c.value): c.value for c in question.choices}
         return {
             "type": "choice",
             "name": question.name,
@@ -193,6 +134,9 @@ def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, A
             "confidence": answer.confidence,
             "probabilities": [{"value": values[label], "probability": p} for label, p in answer.probabilities.items()],
         }
+    if not (isinstance(answer, q.ScoreAnswer) and isinstance(question, DecisionScoreQuestion)):
+        raise WireError(f"A {type(answer).__name__} does not answer a {question.type} question.",
+                        param="questions")
     probs = list(answer.probabilities)
     return {
         "type": "score",
@@ -201,7 +145,7 @@ def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, A
         "confidence": max(probs),
         "probabilities": [
             {"value": i, "label": level.label, "probability": p}
-            for i, (level, p) in enumerate(zip(_levels(question, "question"), probs))
+            for i, (level, p) in enumerate(zip(question.levels, probs))
         ],
     }
 

@@ -27,13 +27,32 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judgelab.errors import SpecError
+from judgelab.specs import _known_protocols  # noqa: F401  (registers the shipped remote protocols)
+from judgelab.specs._remote_protocol import (
+    REMOTE_SCHEMES,
+    Messages,
+    RemoteAnswer,
+    RemoteCall,
+    RemoteProtocol,
+    register_remote_protocol,
+    remote_protocol,
+    remote_protocols,
+)
+from judgelab.specs._remote_spec import RemoteSpec
 from judgelab.textfiles import read_text
 
 __all__ = [
     "AdapterSpec",
     "ModelSpec",
+    "Messages",
+    "RemoteAnswer",
+    "RemoteCall",
+    "RemoteProtocol",
     "RemoteSpec",
     "REMOTE_SCHEMES",
+    "register_remote_protocol",
+    "remote_protocol",
+    "remote_protocols",
     "REMOTE_CHUNK_TOKENS",
     "remote_spec",
     "PromptFormat",
@@ -163,38 +182,6 @@ class AdapterSpec(_Strict):
         return self
 
 
-class RemoteSpec(_Strict):
-    """A judge served by another process (the ``[remote]`` table); the remote backend asks it over HTTP.
-
-    ``url`` is the API's base (``http://127.0.0.1:8080/v1`` for OpenAI-compatible servers and
-    ``/v1/decisions``, ``http://127.0.0.1:11434`` for Ollama). ``protocol``:
-
-    - ``openai-chat``: ``/chat/completions`` with ``logprobs`` and ``top_logprobs``; the server
-      applies its chat template to ``[system, user]`` messages;
-    - ``openai-completions``: ``/completions`` with ``logprobs``; the prompt is rendered here, as
-      in process (raw templates), so an in-process judge and the same weights served agree;
-    - ``ollama-chat``: Ollama's ``/api/chat`` with ``logprobs`` (Ollama 0.12.11 and later);
-    - ``decisions``: ``/decisions`` (vLLM, SGLang, judgelab serve): the probabilities directly.
-
-    ``mode = "text"`` reads the reply's label word for servers that give no logprobs: scores are
-    1 or 0. ``api_key_env`` names the environment variable that holds the API key (none is sent
-    when it is unset). ``top_logprobs`` is how many alternatives to ask for (OpenAI allows 20).
-    """
-
-    url: str
-    protocol: Literal["openai-chat", "openai-completions", "ollama-chat", "decisions"] = "openai-chat"
-    model: str
-    mode: Literal["logprobs", "text"] = "logprobs"
-    api_key_env: str | None = None
-    top_logprobs: int = Field(20, ge=1, le=1000)
-    max_tokens: int = Field(1, ge=1, le=64)
-    concurrency: int = Field(4, ge=1, le=256)
-    timeout: float = Field(60.0, gt=0)
-    max_retries: int = Field(4, ge=0, le=20)
-    instructions: str = "Answer the question in the input."
-    """The question a ``decisions`` request asks about the rendered prompt."""
-
-
 _REMOTE_CLIENT_FIELDS = ("concurrency", "timeout", "max_retries")
 
 
@@ -257,7 +244,7 @@ def spec_dirs() -> list[Path]:
         dirs.append(packaged)
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - odd installs
         pass
-    dirs.append(Path(__file__).resolve().parents[2] / "models")
+    dirs.append(Path(__file__).resolve().parents[3] / "models")
     unique: list[Path] = []
     for d in dirs:
         if d.is_dir() and d not in unique:
@@ -367,18 +354,6 @@ def load_spec(id_or_path: str | os.PathLike[str]) -> ModelSpec:
     )
 
 
-#: Short forms of a remote judge (``--model openai:http://127.0.0.1:8080/v1#judge``): scheme ->
-#: (protocol, mode, API key variable). ``+text`` after a scheme reads reply text instead of logprobs.
-REMOTE_SCHEMES: dict[str, tuple[str, str | None]] = {
-    "openai": ("openai-chat", "OPENAI_API_KEY"),
-    "openai-completions": ("openai-completions", "OPENAI_API_KEY"),
-    "ollama": ("ollama-chat", None),
-    "decisions": ("decisions", "OPENAI_API_KEY"),
-    "openai+text": ("openai-chat", "OPENAI_API_KEY"),
-    "ollama+text": ("ollama-chat", None),
-}
-
-
 #: ``SCHEME:http://...`` (or https): a remote judge's short form, whatever the scheme (an unknown one is
 #: refused by ``remote_spec`` with the list of known schemes).
 _REMOTE_FORM = re.compile(r"^[A-Za-z][A-Za-z0-9+._-]*:https?://")
@@ -401,8 +376,9 @@ def _known_reading(model: str) -> ModelSpec | None:
 def remote_spec(ref: str) -> ModelSpec:
     """The spec of a remote judge named in short form: ``SCHEME:URL#MODEL``.
 
-    ``SCHEME`` is one of ``REMOTE_SCHEMES`` (``openai``, ``openai-completions``, ``ollama``,
-    ``decisions``, ``openai+text``, ``ollama+text``); ``MODEL`` is the server's model name.
+    ``SCHEME`` is one of ``REMOTE_SCHEMES``, the registered protocols' short forms (``openai``,
+    ``openai-completions``, ``ollama``, ``decisions``, ``openai+text``, ``ollama+text`` ship);
+    ``MODEL`` is the server's model name.
     Chat protocols let the server apply its chat template (no system prompt); completions use
     the default raw template. When ``MODEL`` is a known spec id (``gemma-3-270m-judge``, or
     ``NAME:latest``), the spec's family, context length and ``chunk_tokens`` are taken from it, so
@@ -424,7 +400,7 @@ def remote_spec(ref: str) -> ModelSpec:
     if not model:
         raise SpecError(f"Remote model {ref!r} does not name the server's model; add #NAME, e.g. {ref}#judge.")
     protocol, key_env = REMOTE_SCHEMES[scheme]
-    style = "raw" if protocol == "openai-completions" else "chat"
+    style = "raw" if remote_protocol(protocol).renders_prompt else "chat"
     known = _known_reading(model)
     return ModelSpec(
         id=model,
