@@ -32,6 +32,7 @@ from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
 from judgelab.evaluators._spi import Evaluator
 from judgelab.evaluators._template_config import TemplateConfig
+from judgelab.specs import ModelSpec
 
 if TYPE_CHECKING:  # the decorator's bound only; _yesno never imports the registry
     from judgelab.evaluators._yesno import YesNoEvaluator
@@ -195,7 +196,7 @@ def build_evaluator(name: str | None, model: JudgeModel, *, task: str | None = N
     return evaluator
 
 
-def evaluator_config(name: str | None, spec: Any = None, *, task: str | None = None,
+def evaluator_config(name: str | None, spec: ModelSpec | None = None, *, task: str | None = None,
                      **options: Any) -> TemplateConfig | None:
     """What ``build_evaluator(name, model, task=task, **options)`` would ask and how it would decide, unbuilt.
 
@@ -222,7 +223,7 @@ def evaluator_config(name: str | None, spec: Any = None, *, task: str | None = N
     return config.fenced() if fence else config
 
 
-PresetOptions = Mapping[str, Any] | Callable[[Any], Mapping[str, Any]]
+PresetOptions = Mapping[str, Any] | Callable[[ModelSpec | None], Mapping[str, Any]]
 """Options a name sets before the caller's: a mapping, or ``preset(spec)`` for those read from the model spec."""
 
 
@@ -243,7 +244,7 @@ class EvaluatorName:
     default_for_task: bool = False
     options: PresetOptions = field(default_factory=dict)
 
-    def preset(self, cls: object, spec: Any) -> dict[str, Any]:
+    def preset(self, cls: object, spec: ModelSpec | None) -> dict[str, Any]:
         """The options this name sets on ``cls`` for a model with ``spec``, its own name included."""
         options = dict(self.options(spec) if callable(self.options) else self.options)
         if self.name != getattr(cls, "default_name", None):
@@ -292,7 +293,7 @@ def _builder(cls: "type[YesNoEvaluator]", named: EvaluatorName) -> EvaluatorBuil
 
 
 def _reader(cls: "type[YesNoEvaluator]", named: EvaluatorName) -> ConfigReader:
-    def config(spec: Any, **options: Any) -> TemplateConfig:
+    def config(spec: ModelSpec | None, **options: Any) -> TemplateConfig:
         return cls.config_for(**{**named.preset(cls, spec), **options})
 
     return config

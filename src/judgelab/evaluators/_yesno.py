@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 
 from judgelab.engine import JudgeModel
-from judgelab.errors import ContextLengthError, ParameterError, TemplateError, check_parameter
+from judgelab.errors import ContextLengthError, ParameterError, ParameterTypeError, TemplateError, check_parameter
 from judgelab.evaluators._chunking import chunk_text
 from judgelab.evaluators._identity import EvaluatorIdentity
 from judgelab.evaluators._template_config import DecisionPolicy, ScoreCalibrator, TemplateConfig
@@ -117,11 +117,16 @@ class YesNoEvaluator(BaseEvaluator):
         ------
         ParameterError
             When both a config and parameters are given, or the config is another class's.
+        ParameterTypeError
+            When ``config`` is not a ``TemplateConfig``.
         PolicyMismatchError
             When the config's policy was calibrated for another model spec or template.
         """
         if config is None:
             config = self.config_for(**parameters)
+        elif not isinstance(config, TemplateConfig):
+            raise ParameterTypeError(f"{type(self).__name__}(model, config): config must be a TemplateConfig, got "
+                                     f"{type(config).__name__}; pass a template as prompt_template=...")
         elif parameters:
             raise ParameterError(f"{type(self).__name__} takes a TemplateConfig or parameters, not both "
                                  f"(got a config and {', '.join(sorted(parameters))}); "

@@ -14,6 +14,7 @@ from judgelab.evaluators._decompose import DecompositionPlan, combine_checks, pl
 from judgelab.evaluators._spi import EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 from judgelab.questions import ask_prompts
+from judgelab.specs import ModelSpec
 
 __all__ = ["FactCheckingEvaluator", "DEFAULT_FACT_CHECK_TEMPLATE", "BESPOKE_FACT_CHECK_TEMPLATE", "MINICHECK_SYSTEM_PROMPT"]
 
@@ -42,7 +43,7 @@ def _check_decomposition(window: int, top_windows: int) -> None:
                     "an int >= 1", top_windows)
 
 
-def _bespoke_options(spec: Any) -> dict[str, str]:
+def _bespoke_options(spec: ModelSpec | None) -> dict[str, str]:
     """MiniCheck's template and system prompt, named: the spec's ``fact-check`` task format when it has one."""
     task = (getattr(spec, "tasks", None) or {}).get("fact-check")
     return {"prompt_template": task.template if task else BESPOKE_FACT_CHECK_TEMPLATE,
@@ -127,7 +128,7 @@ class FactCheckingEvaluator(YesNoEvaluator):
         return dataclasses.replace(config, decomposition=(window, top_windows)) if decompose else config
 
     @classmethod
-    def bespoke_config(cls, spec: Any, threshold: float = 0.5, *,
+    def bespoke_config(cls, spec: ModelSpec | None, threshold: float = 0.5, *,
                        calibrator: ScoreCalibrator | None = None) -> TemplateConfig:
         """The ``TemplateConfig`` of ``for_bespoke_minicheck`` on a model with ``spec`` (``None``: no spec), without a model."""
         return cls.config_for(threshold=threshold, calibrator=calibrator, **_bespoke_options(spec))
