@@ -343,8 +343,8 @@ KNOWN_FORWARDING_KWARGS = {
     "judgelab.evaluators._registry.evaluator_config",  # to the config_for of the evaluator ``name`` names
     "judgelab.evaluators.criteria_judge.make_state",  # the state's own fields (data, not options)
     "judgelab.evaluators.criteria_judge.CriteriaJudge.judge",  # the state's own fields (data, not options)
-    "judgelab.evaluators.fact_checking.FactCheckingEvaluator.__init__",  # to TemplateEvaluator.__init__
-    "judgelab.evaluators.fact_checking.FactCheckingEvaluator.config_for",  # to TemplateEvaluator.config_for
+    "judgelab.evaluators._yesno.YesNoEvaluator.__init__",  # to config_for (its parameters, declared once)
+    "judgelab.evaluators.fact_checking.FactCheckingEvaluator.config_for",  # to YesNoEvaluator.config_for
     "judgelab.evaluators.rubric.RubricEvaluator.__init__",  # the rubric's own input tags (Flow-Judge <inputs>)
     "judgelab.evaluators.rubric.RubricEvaluator.preset",  # to RubricEvaluator.__init__
     "judgelab.server._config.ServerConfig.from_env",  # ServerConfig's fields, api_key defaulted from the environment

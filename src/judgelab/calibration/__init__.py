@@ -76,7 +76,6 @@ from judgelab.calibration.data import (
 )
 from judgelab.calibration.scoring import (
     BlockReport,
-    DEFAULT_EVALUATORS,
     EvaluatorFactory,
     ExecutionReport,
     Executor,
@@ -254,7 +253,6 @@ __all__ = [
     "CalibratorChoice",
     "Comparison",
     "DEFAULT_ATTACKS",
-    "DEFAULT_EVALUATORS",
     "DegenerateMetricWarning",
     "EvaluatorFactory",
     "ExecutionReport",

@@ -21,16 +21,19 @@ from judgelab.evaluators._criterion_types import (
 )
 from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
 from judgelab.evaluators._verdict import Finding, Outcome, Verdict
-from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
+from judgelab.evaluators._yesno import DecisionPolicy, ScoreCalibrator, YesNoEvaluator
 from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
 from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
 from judgelab.evaluators._registry import (
+    EvaluatorName,
     RegisteredEvaluator,
     build_evaluator,
     default_evaluator_name,
     evaluator_config,
     evaluator_names,
+    evaluator_tasks,
     register_evaluator,
+    registered_as,
     registered_evaluator,
 )
 from judgelab.evaluators._template_config import TemplateConfig
@@ -95,6 +98,8 @@ __all__ = [
     "BaseEvaluator",
     "ScoreCalibrator",
     "CheckCriterion",
+    "DecisionPolicy",
+    "EvaluatorName",
     "ChoiceCriterion",
     "CriteriaEvaluator",
     "CriteriaJudge",
@@ -134,12 +139,14 @@ __all__ = [
     "evaluate_many",
     "evaluator_config",
     "evaluator_names",
+    "evaluator_tasks",
     "config_hash",
     "evaluator_identity",
     "judgment_detail",
     "fenced",
     "make_state",
     "register_evaluator",
+    "registered_as",
     "registered_evaluator",
     "request_state",
     "verdict_score",

@@ -47,13 +47,13 @@ __all__ = [
 Predicate = Callable[[Mapping[str, Any]], bool]
 
 
-def _check_name(name: Any) -> str:
+def _check_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise QuestionError(f"A criterion name must be a non-blank string, got {name!r}.")
     return name.strip()
 
 
-def _check_callable(value: Any, what: str, name: str) -> None:
+def _check_callable(value: object, what: str, name: str) -> None:
     if value is not None and not callable(value):
         raise QuestionError(
             f"Criterion {name!r}: {what} must be a callable taking the state, got {type(value).__name__}.",

@@ -58,7 +58,7 @@ class JudgmentDetail:
     calibrated: bool = False
 
 
-def _criteria_from_metadata(crit: Any) -> dict[str, float]:
+def _criteria_from_metadata(crit: object) -> dict[str, float]:
     if not isinstance(crit, Mapping):
         return {}
     out = {}

@@ -15,9 +15,9 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from judgelab.evaluators._spi import Evaluator
+from judgelab.evaluators._spi import EvaluationRequest, Evaluator
 
 __all__ = ["FENCED_FACT_CHECK_TEMPLATE", "FENCED_RELEVANCY_TEMPLATE", "escape_fenced", "fence_template", "fenced"]
 
@@ -79,8 +79,8 @@ def fence_template(template: str) -> str:
     return f"{note}\n{body}\n{first}".strip()
 
 
-def _escaped(values_of: Callable[[Any], Mapping[str, str]]) -> Callable[[Any], dict[str, str]]:
-    def template_values(request: Any) -> dict[str, str]:
+def _escaped(values_of: Callable[[EvaluationRequest], Mapping[str, str]]) -> Callable[[EvaluationRequest], dict[str, str]]:
+    def template_values(request: EvaluationRequest) -> dict[str, str]:
         return {k: escape_fenced(v) if isinstance(v, str) else v for k, v in values_of(request).items()}
 
     return template_values

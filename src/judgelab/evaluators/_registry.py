@@ -12,30 +12,41 @@ evaluator.
 Each entry builds from a loaded ``JudgeModel`` plus keyword options
 (``threshold``, ``calibrator``, ``policy``, ``prompt_template``...), so the
 server can pass a threshold and calibration can pass nothing. A template
-entry also says, from the model spec alone, what it would ask and how it
-would decide (``evaluator_config``: its identity and template hash), so
-calibration, the server and MCP never build an evaluator only to read them.
+evaluator class registers itself where it is defined, with the class
+decorator ``registered_as`` (its names and what each presets); its entries
+then also say, from the model spec alone, what they would ask and how they
+would decide (``evaluator_config``: the class's ``config_for``, whose
+identity and template hash are the built evaluator's), so calibration, the
+server and MCP never build an evaluator only to read them. Any other
+builder (an ensemble, a plugin function) registers with ``register_evaluator``.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
 from judgelab.evaluators._spi import Evaluator
 from judgelab.evaluators._template_config import TemplateConfig
+from judgelab.specs import ModelSpec
+
+if TYPE_CHECKING:  # the decorator's bound only; _yesno never imports the registry
+    from judgelab.evaluators._yesno import YesNoEvaluator
 
 __all__ = [
+    "EvaluatorName",
     "RegisteredEvaluator",
     "build_evaluator",
     "default_evaluator_name",
     "evaluator_config",
     "evaluator_names",
+    "evaluator_tasks",
     "register_evaluator",
+    "registered_as",
     "registered_evaluator",
 ]
 
@@ -100,6 +111,11 @@ def register_evaluator(
             raise JudgelabError(f"Evaluator {name!r} cannot be a task default without a task.")
         _TASK_DEFAULTS[task] = name
     return entry
+
+
+def evaluator_tasks() -> tuple[str, ...]:
+    """The tasks with a default evaluator (``calibrate`` can score their rows from a model alone)."""
+    return tuple(_TASK_DEFAULTS)
 
 
 def evaluator_names() -> tuple[str, ...]:
@@ -180,7 +196,7 @@ def build_evaluator(name: str | None, model: JudgeModel, *, task: str | None = N
     return evaluator
 
 
-def evaluator_config(name: str | None, spec: Any = None, *, task: str | None = None,
+def evaluator_config(name: str | None, spec: ModelSpec | None = None, *, task: str | None = None,
                      **options: Any) -> TemplateConfig | None:
     """What ``build_evaluator(name, model, task=task, **options)`` would ask and how it would decide, unbuilt.
 
@@ -207,69 +223,77 @@ def evaluator_config(name: str | None, spec: Any = None, *, task: str | None = N
     return config.fenced() if fence else config
 
 
-def _fact_checking(model: JudgeModel, **options: Any) -> Evaluator:
-    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
-
-    return FactCheckingEvaluator(model, **options)
+PresetOptions = Mapping[str, Any] | Callable[[ModelSpec | None], Mapping[str, Any]]
+"""Options a name sets before the caller's: a mapping, or ``preset(spec)`` for those read from the model spec."""
 
 
-def _fact_checking_sentences(model: JudgeModel, **options: Any) -> Evaluator:
-    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
+@dataclass(frozen=True)
+class EvaluatorName:
+    """One name ``registered_as`` gives a class, with the options it presets.
 
-    return FactCheckingEvaluator(model, decompose=True, **options)
+    ``options`` (a mapping, or a function of the model spec, which may be
+    ``None``) go to the class before the caller's own, which override them;
+    the name itself is passed as the ``name`` option unless it is the
+    class's ``default_name``. ``task``, ``description`` and
+    ``default_for_task`` are as for ``register_evaluator``.
+    """
 
+    name: str
+    task: str | None = None
+    description: str = ""
+    default_for_task: bool = False
+    options: PresetOptions = field(default_factory=dict)
 
-def _bespoke_minicheck(model: JudgeModel, threshold: float = 0.5, **options: Any) -> Evaluator:
-    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
-
-    return FactCheckingEvaluator.for_bespoke_minicheck(model, threshold, **options)
-
-
-def _fact_checking_config(spec: Any, **options: Any) -> TemplateConfig:
-    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
-
-    return FactCheckingEvaluator.config_for(**options)
-
-
-def _fact_checking_sentences_config(spec: Any, **options: Any) -> TemplateConfig:
-    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
-
-    return FactCheckingEvaluator.config_for(decompose=True, **options)
-
-
-def _bespoke_minicheck_config(spec: Any, threshold: float = 0.5, **options: Any) -> TemplateConfig:
-    from judgelab.evaluators.fact_checking import FactCheckingEvaluator
-
-    return FactCheckingEvaluator.bespoke_config(spec, threshold, **options)
+    def preset(self, cls: object, spec: ModelSpec | None) -> dict[str, Any]:
+        """The options this name sets on ``cls`` for a model with ``spec``, its own name included."""
+        options = dict(self.options(spec) if callable(self.options) else self.options)
+        if self.name != getattr(cls, "default_name", None):
+            options["name"] = self.name
+        return options
 
 
-def _relevancy_config(spec: Any, **options: Any) -> TemplateConfig:
-    from judgelab.evaluators.relevancy import RelevancyEvaluator
-
-    return RelevancyEvaluator.config_for(**options)
+C = TypeVar("C", bound="type[YesNoEvaluator]")
 
 
-def _relevancy(model: JudgeModel, **options: Any) -> Evaluator:
-    from judgelab.evaluators.relevancy import RelevancyEvaluator
+def registered_as(*names: str | EvaluatorName, task: str | None = None, description: str = "",
+                  default_for_task: bool = False, replace: bool = False) -> Callable[[C], C]:
+    """A class decorator: register a template evaluator class (``YesNoEvaluator``'s kind) under each of ``names``, in order.
 
-    return RelevancyEvaluator(model, **options)
+    A plain string takes ``task``, ``description`` and ``default_for_task``
+    from the keywords; an ``EvaluatorName`` says its own (and the options it
+    presets: ``fact-checking-sentences`` is ``FactCheckingEvaluator`` with
+    ``decompose=True``). Each name builds ``cls(model, **preset, **options)``
+    and reads its config, unbuilt, from ``cls.config_for(**preset, **options)``.
+
+    Examples
+    --------
+    >>> @registered_as("strict-relevancy", task="relevancy")  # doctest: +SKIP
+    ... class StrictRelevancy(RelevancyEvaluator):
+    ...     default_template = "..."
+    """
+    if not names:
+        raise JudgelabError("registered_as needs at least one evaluator name.")
+
+    def register(cls: C) -> C:
+        for item in names:
+            named = item if isinstance(item, EvaluatorName) else EvaluatorName(
+                item, task=task, description=description, default_for_task=default_for_task)
+            register_evaluator(named.name, _builder(cls, named), task=named.task, description=named.description,
+                               default_for_task=named.default_for_task, replace=replace, config=_reader(cls, named))
+        return cls
+
+    return register
 
 
-register_evaluator(
-    "fact-checking", _fact_checking, task="fact-check", default_for_task=True, config=_fact_checking_config,
-    description="Is the claim supported by the documents? (Spring AI FactCheckingEvaluator)",
-)
-register_evaluator(
-    "fact-checking-sentences", _fact_checking_sentences, task="fact-check", config=_fact_checking_sentences_config,
-    description="Fact-checking sentence by sentence, each against its 3 best windows of 3 document sentences.",
-)
-register_evaluator(
-    "bespoke-minicheck", _bespoke_minicheck, task="fact-check", config=_bespoke_minicheck_config,
-    description="Fact-checking with MiniCheck's system prompt and 'Document: ...\\nClaim: ...'.",
-)
-register_evaluator(
-    "relevancy", _relevancy, task="relevancy", default_for_task=True, config=_relevancy_config,
-    description="Is the response in line with the query and the context? (Spring AI RelevancyEvaluator)",
-)
+def _builder(cls: "type[YesNoEvaluator]", named: EvaluatorName) -> EvaluatorBuilder:
+    def build(model: JudgeModel, **options: Any) -> Evaluator:
+        return cls(model, **{**named.preset(cls, getattr(model, "spec", None)), **options})
 
-# "cascade" and "jury" are registered by judgelab.evaluators._ensembles (they build evaluators by name).
+    return build
+
+
+def _reader(cls: "type[YesNoEvaluator]", named: EvaluatorName) -> ConfigReader:
+    def config(spec: ModelSpec | None, **options: Any) -> TemplateConfig:
+        return cls.config_for(**{**named.preset(cls, spec), **options})
+
+    return config

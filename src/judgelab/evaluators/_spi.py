@@ -124,7 +124,7 @@ class EvaluationResponse:
         }
 
 
-def _short_float(value: Any) -> str:
+def _short_float(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else repr(value)
 
 

@@ -1,10 +1,13 @@
-"""``TemplateConfig``: what a template evaluator asks and how it decides, known without a model.
+"""``TemplateConfig``: a template evaluator's parameters, one frozen value known without a model.
 
-An evaluator's identity (``EvaluatorIdentity``: which judge, asked how) and
-its template hash (the question a policy was calibrated for) read only its
-class, name, template, system prompt, label words, threshold and calibrator.
-A ``TemplateConfig`` holds exactly those, so the one computation serves both
-a built evaluator (``YesNoEvaluator.config()``) and a name that was not built
+A template evaluator (``YesNoEvaluator`` and its subclasses) takes its
+parameters as one ``TemplateConfig`` (``FactCheckingEvaluator(model,
+threshold=0.7)`` builds it with ``config_for``). Its identity
+(``EvaluatorIdentity``: which judge, asked how) and its template hash (the
+question a policy was calibrated for) read only the class, name, template,
+system prompt, label words, threshold, calibrator and decomposition of that
+config, so the one computation serves both a built evaluator
+(``evaluator.config()``) and a name that was not built
 (``judgelab.evaluators.evaluator_config``): calibration checks saved scores,
 and the server and MCP bind a policy, without building an evaluator on a
 stand-in model.
@@ -16,16 +19,42 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
 
-__all__ = ["TemplateConfig"]
+__all__ = ["DecisionPolicy", "ScoreCalibrator", "TemplateConfig"]
+
+
+class ScoreCalibrator(Protocol):
+    """What an evaluator needs of a fitted calibrator: ``predict(scores) -> calibrated scores``.
+
+    ``judgelab.calibration.Calibrator`` (the base class of the fitted
+    calibrators ``calibrate`` saves) satisfies it; so does any object with
+    that method.
+    """
+
+    def predict(self, scores: np.ndarray) -> np.ndarray: ...
+
+
+class DecisionPolicy(Protocol):
+    """A calibrated pass/fail/abstain policy (``judgelab.calibration.load_policy``)."""
+
+    alpha: float
+    n: int
+
+    def decide(self, score: float) -> str: ...
+
+    def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
+
+    def summary(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
 class TemplateConfig:
-    """Everything of a template evaluator that its identity and template hash read.
+    """A template evaluator's parameters; its identity and template hash read all but the last two.
 
     Attributes
     ----------
@@ -46,6 +75,12 @@ class TemplateConfig:
     decomposition
         ``(window, top_windows)`` when the claim is checked sentence by
         sentence (``fact-checking-sentences``), else ``None``.
+    policy
+        A calibrated pass/fail/abstain policy that decides instead of the
+        threshold, or ``None``; checked against the model when the evaluator
+        is built. Not part of the identity (scores do not depend on it).
+    abstain_passes
+        With a policy: whether an ABSTAIN decision passes.
     """
 
     kind: type
@@ -54,8 +89,10 @@ class TemplateConfig:
     system: str | None = None
     labels: tuple[str, ...] = ("Yes", "No")
     threshold: float = 0.5
-    calibrator: Any = None
+    calibrator: ScoreCalibrator | None = None
     decomposition: tuple[int, int] | None = None
+    policy: DecisionPolicy | None = None
+    abstain_passes: bool = False
 
     @property
     def template_hash(self) -> str:

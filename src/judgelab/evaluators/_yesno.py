@@ -10,17 +10,18 @@ given (the spec's ``"Yes"``/``"No"``), as the engine keys them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
 from judgelab.engine import JudgeModel
-from judgelab.errors import ContextLengthError, TemplateError, check_parameter
+from judgelab.errors import ContextLengthError, ParameterError, ParameterTypeError, TemplateError, check_parameter
 from judgelab.evaluators._chunking import chunk_text
 from judgelab.evaluators._identity import EvaluatorIdentity
-from judgelab.evaluators._template_config import TemplateConfig
+from judgelab.evaluators._template_config import DecisionPolicy, ScoreCalibrator, TemplateConfig
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.questions import NoulAnswer, PromptAnswer, ask_prompts
@@ -31,30 +32,6 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Tokens kept free besides template and evidence: the BOS and rounding when
 # chunk token counts are summed.
 _MARGIN_TOKENS = 16
-
-
-class ScoreCalibrator(Protocol):
-    """What an evaluator needs of a fitted calibrator: ``predict(scores) -> calibrated scores``.
-
-    ``judgelab.calibration.Calibrator`` (the base class of the fitted
-    calibrators ``calibrate`` saves) satisfies it; so does any object with
-    that method.
-    """
-
-    def predict(self, scores: np.ndarray) -> np.ndarray: ...
-
-
-class DecisionPolicy(Protocol):
-    """A calibrated pass/fail/abstain policy (``judgelab.calibration.load_policy``)."""
-
-    alpha: float
-    n: int
-
-    def decide(self, score: float) -> str: ...
-
-    def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
-
-    def summary(self) -> dict[str, Any]: ...
 
 
 def check_placeholders(template: str, required: Sequence[str], *, evaluator: str) -> None:
@@ -76,15 +53,47 @@ def fill_template(template: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
+T = TypeVar("T")
+
+
+class _Setting(Generic[T]):
+    """An evaluator attribute read from (and, when set on a copy, replaced in) its ``TemplateConfig``."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    @overload
+    def __get__(self, evaluator: None, owner: type) -> "_Setting[T]": ...
+
+    @overload
+    def __get__(self, evaluator: "YesNoEvaluator", owner: type) -> T: ...
+
+    def __get__(self, evaluator: "YesNoEvaluator | None", owner: type) -> "T | _Setting[T]":
+        if evaluator is None:
+            return self
+        value: T = getattr(evaluator.settings, self.field)
+        return value
+
+    def __set__(self, evaluator: "YesNoEvaluator", value: T) -> None:
+        evaluator.settings = dataclasses.replace(evaluator.settings, **{self.field: value})
+
+
 class YesNoEvaluator(BaseEvaluator):
     """Base of evaluators that ask one yes/no question from a template.
 
-    Subclasses define ``name``, ``default_template``, ``evidence_field`` (the
-    placeholder that is chunked), the verdict words and
-    ``template_values(request)``.
+    Its parameters are one frozen ``TemplateConfig`` (``settings``), given
+    as ``config`` or built from keyword parameters by ``config_for`` (the one
+    place they are declared): ``cls(model, threshold=0.7)`` is
+    ``cls(model, cls.config_for(threshold=0.7))``. ``name``,
+    ``prompt_template``, ``threshold``, ``system``, ``labels``, ``calibrator``,
+    ``policy`` and ``abstain_passes`` read that config.
+
+    Subclasses define ``default_name``, ``default_template``,
+    ``evidence_field`` (the placeholder that is chunked), the verdict words
+    and ``template_values(request)``; ``registered_as`` registers one by name.
     """
 
-    name = "yes-no"
+    default_name = "yes-no"
     evidence_field = "document"
     required_placeholders: tuple[str, ...] = ()
     pass_word = "yes"
@@ -92,29 +101,43 @@ class YesNoEvaluator(BaseEvaluator):
 
     default_template = ""
 
-    def __init__(
-        self,
-        model: JudgeModel,
-        prompt_template: str | None = None,
-        threshold: float = 0.5,
-        *,
-        system: str | None = None,
-        labels: tuple[str, str] = ("Yes", "No"),
-        calibrator: ScoreCalibrator | None = None,
-        policy: DecisionPolicy | None = None,
-        abstain_passes: bool = False,
-    ) -> None:
-        config = self.config_for(prompt_template, threshold, system=system, labels=labels, calibrator=calibrator)
+    name = _Setting[str]("name")
+    prompt_template = _Setting[str]("template")
+    threshold = _Setting[float]("threshold")
+    system = _Setting[str | None]("system")
+    labels = _Setting[tuple[str, ...]]("labels")
+    calibrator = _Setting[ScoreCalibrator | None]("calibrator")
+    policy = _Setting[DecisionPolicy | None]("policy")
+    abstain_passes = _Setting[bool]("abstain_passes")
+
+    def __init__(self, model: JudgeModel, config: TemplateConfig | None = None, /, **parameters: Any) -> None:
+        """Judge with ``model``, as ``config`` says or as ``config_for(**parameters)`` says.
+
+        Raises
+        ------
+        ParameterError
+            When both a config and parameters are given, or the config is another class's.
+        ParameterTypeError
+            When ``config`` is not a ``TemplateConfig``.
+        PolicyMismatchError
+            When the config's policy was calibrated for another model spec or template.
+        """
+        if config is None:
+            config = self.config_for(**parameters)
+        elif not isinstance(config, TemplateConfig):
+            raise ParameterTypeError(f"{type(self).__name__}(model, config): config must be a TemplateConfig, got "
+                                     f"{type(config).__name__}; pass a template as prompt_template=...")
+        elif parameters:
+            raise ParameterError(f"{type(self).__name__} takes a TemplateConfig or parameters, not both "
+                                 f"(got a config and {', '.join(sorted(parameters))}); "
+                                 "use dataclasses.replace(config, ...) to change a config.")
+        if config.kind is not type(self):
+            raise ParameterError(f"{type(self).__name__} was given the config of {config.kind.__name__}; "
+                                 f"build it with {type(self).__name__}.config_for(...).")
         self.model = model
-        self.prompt_template = config.template
-        self.threshold = threshold
-        self.system = system
-        self.labels = labels
-        self.calibrator = calibrator
-        self.policy: DecisionPolicy | None = None
-        self.abstain_passes = abstain_passes
-        if policy is not None:
-            self.set_policy(policy, abstain_passes=abstain_passes)
+        self.settings = config
+        if config.policy is not None:
+            self.set_policy(config.policy, abstain_passes=config.abstain_passes)
 
     @classmethod
     def config_for(
@@ -127,12 +150,15 @@ class YesNoEvaluator(BaseEvaluator):
         calibrator: ScoreCalibrator | None = None,
         policy: DecisionPolicy | None = None,
         abstain_passes: bool = False,
+        name: str | None = None,
     ) -> TemplateConfig:
-        """The ``TemplateConfig`` of ``cls(model, ...)`` with these arguments, checked as the constructor checks them.
+        """The ``TemplateConfig`` of ``cls(model, ...)`` with these parameters, checked as the constructor checks them.
 
         Needs no model: what an evaluator asks and how it decides do not
-        depend on the model (``policy`` and ``abstain_passes`` are accepted
-        and change neither).
+        depend on the model (``policy`` and ``abstain_passes`` are kept and
+        change neither identity nor template hash; the policy is checked
+        against the model when the evaluator is built). ``name`` defaults to
+        the class's ``default_name``.
 
         Raises
         ------
@@ -145,17 +171,17 @@ class YesNoEvaluator(BaseEvaluator):
                         cls.__name__, "a number in [0, 1]", threshold)
         prompt_template = prompt_template or cls.default_template
         check_placeholders(prompt_template, cls.required_placeholders, evaluator=cls.__name__)
-        return TemplateConfig(cls, cls.name, prompt_template, system, tuple(labels), threshold, calibrator)
+        return TemplateConfig(cls, name or cls.default_name, prompt_template, system, tuple(labels), threshold,
+                              calibrator, policy=policy, abstain_passes=abstain_passes)
 
     def config(self) -> TemplateConfig:
         """What this evaluator asks and how it decides, as it is now (a fenced copy's fenced template included)."""
-        return TemplateConfig(type(self), self.name, self.prompt_template, self.system, tuple(self.labels),
-                              self.threshold, self.calibrator)
+        return self.settings
 
     @property
     def template_hash(self) -> str:
         """A short hash of what the model is asked: evaluator class, template, system prompt, labels."""
-        return self.config().template_hash
+        return self.settings.template_hash
 
     def set_policy(self, policy: DecisionPolicy, *, abstain_passes: bool = False) -> None:
         """Decide pass/fail/abstain with a calibrated policy instead of ``threshold``.
@@ -166,8 +192,7 @@ class YesNoEvaluator(BaseEvaluator):
         """
         policy.check(spec_hash=self.model.spec.spec_hash, template_hash=self.template_hash,
                      where=f"{type(self).__name__} on {self.model.id}")
-        self.policy = policy
-        self.abstain_passes = abstain_passes
+        self.settings = dataclasses.replace(self.settings, policy=policy, abstain_passes=abstain_passes)
 
     # -- identity ------------------------------------------------------------
 
@@ -182,7 +207,7 @@ class YesNoEvaluator(BaseEvaluator):
 
     def identity(self) -> EvaluatorIdentity:
         """The model spec hash and a hash of this evaluator's configuration."""
-        return self.config().identity(self.model.spec.spec_hash)
+        return self.settings.identity(self.model.spec.spec_hash)
 
     # -- subclass hooks ------------------------------------------------------
 

@@ -8,11 +8,13 @@ from typing import Any
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import check_parameter
+from judgelab.evaluators._registry import EvaluatorName, registered_as
 from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._decompose import DecompositionPlan, combine_checks, plan_checks
 from judgelab.evaluators._spi import EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 from judgelab.questions import ask_prompts
+from judgelab.specs import ModelSpec
 
 __all__ = ["FactCheckingEvaluator", "DEFAULT_FACT_CHECK_TEMPLATE", "BESPOKE_FACT_CHECK_TEMPLATE", "MINICHECK_SYSTEM_PROMPT"]
 
@@ -41,13 +43,23 @@ def _check_decomposition(window: int, top_windows: int) -> None:
                     "an int >= 1", top_windows)
 
 
-def _bespoke_prompt(spec: Any) -> tuple[str, str]:
-    """MiniCheck's (template, system prompt): the spec's ``fact-check`` task format when it has one."""
+def _bespoke_options(spec: ModelSpec | None) -> dict[str, str]:
+    """MiniCheck's template and system prompt, named: the spec's ``fact-check`` task format when it has one."""
     task = (getattr(spec, "tasks", None) or {}).get("fact-check")
-    return (task.template if task else BESPOKE_FACT_CHECK_TEMPLATE,
-            task.system if task and task.system is not None else MINICHECK_SYSTEM_PROMPT)
+    return {"prompt_template": task.template if task else BESPOKE_FACT_CHECK_TEMPLATE,
+            "system": task.system if task and task.system is not None else MINICHECK_SYSTEM_PROMPT,
+            "name": "bespoke-minicheck"}
 
 
+@registered_as(
+    EvaluatorName("fact-checking", task="fact-check", default_for_task=True,
+                  description="Is the claim supported by the documents? (Spring AI FactCheckingEvaluator)"),
+    EvaluatorName("fact-checking-sentences", task="fact-check", options={"decompose": True},
+                  description="Fact-checking sentence by sentence, each against its 3 best windows of 3 document "
+                              "sentences."),
+    EvaluatorName("bespoke-minicheck", task="fact-check", options=_bespoke_options,
+                  description="Fact-checking with MiniCheck's system prompt and 'Document: ...\\nClaim: ...'."),
+)
 class FactCheckingEvaluator(YesNoEvaluator):
     """Is the claim supported by the document? Spring AI's ``FactCheckingEvaluator``.
 
@@ -71,6 +83,9 @@ class FactCheckingEvaluator(YesNoEvaluator):
     ----------
     model
         A loaded ``JudgeModel``.
+    config
+        A ``TemplateConfig`` from ``config_for``; or, instead, the keyword
+        parameters below (``config_for``'s, where they are declared).
     prompt_template
         Must contain ``{document}`` and ``{claim}``; defaults to Spring AI's text.
     threshold
@@ -91,63 +106,53 @@ class FactCheckingEvaluator(YesNoEvaluator):
         Window length in sentences and windows per claim sentence.
     """
 
-    name = "fact-checking"
+    default_name = "fact-checking"
     evidence_field = "document"
     required_placeholders = ("document", "claim")
     default_template = DEFAULT_FACT_CHECK_TEMPLATE
     pass_word = "supported"
     fail_word = "not supported"
 
-    def __init__(self, model: JudgeModel, prompt_template: str | None = None, threshold: float = 0.5, *,
-                 decompose: bool = False, window: int = 3, top_windows: int = 3, **options: Any) -> None:
-        self.decompose = decompose  # set first: a policy given here reads config() in super().__init__
-        self.window = window
-        self.top_windows = top_windows
-        if decompose:
-            self.name = "fact-checking-sentences"
-        super().__init__(model, prompt_template, threshold, **options)
-        _check_decomposition(window, top_windows)
-
     @classmethod
     def config_for(cls, prompt_template: str | None = None, threshold: float = 0.5, *, decompose: bool = False,
-                   window: int = 3, top_windows: int = 3, **options: Any) -> TemplateConfig:
-        """The ``TemplateConfig`` of ``cls(model, ...)`` with these arguments, without a model (checked alike)."""
-        config = super().config_for(prompt_template, threshold, **options)
+                   window: int = 3, top_windows: int = 3, name: str | None = None,
+                   **parameters: Any) -> TemplateConfig:
+        """The ``TemplateConfig`` of ``cls(model, ...)`` with these parameters, without a model (checked alike).
+
+        ``decompose`` names it ``fact-checking-sentences`` unless ``name`` says otherwise.
+        """
         _check_decomposition(window, top_windows)
-        if not decompose:
-            return config
-        return dataclasses.replace(config, name="fact-checking-sentences", decomposition=(window, top_windows))
+        if decompose:
+            name = name or "fact-checking-sentences"
+        config = super().config_for(prompt_template, threshold, name=name, **parameters)
+        return dataclasses.replace(config, decomposition=(window, top_windows)) if decompose else config
 
     @classmethod
-    def bespoke_config(cls, spec: Any, threshold: float = 0.5, *,
+    def bespoke_config(cls, spec: ModelSpec | None, threshold: float = 0.5, *,
                        calibrator: ScoreCalibrator | None = None) -> TemplateConfig:
         """The ``TemplateConfig`` of ``for_bespoke_minicheck`` on a model with ``spec`` (``None``: no spec), without a model."""
-        template, system = _bespoke_prompt(spec)
-        config = cls.config_for(template, threshold, system=system, calibrator=calibrator)
-        return dataclasses.replace(config, name="bespoke-minicheck")
+        return cls.config_for(threshold=threshold, calibrator=calibrator, **_bespoke_options(spec))
 
     @classmethod
-    def for_bespoke_minicheck(
-        cls, model: JudgeModel, threshold: float = 0.5, *, calibrator: ScoreCalibrator | None = None
-    ) -> "FactCheckingEvaluator":
-        """MiniCheck's prompt: its system prompt and "Document: ...\\nClaim: ...".
+    def for_bespoke_minicheck(cls, model: JudgeModel, threshold: float = 0.5, *,
+                              calibrator: ScoreCalibrator | None = None) -> "FactCheckingEvaluator":
+        """MiniCheck's prompt: its system prompt and "Document: ...\\nClaim: ..." (``bespoke-minicheck``).
 
         Uses the model spec's ``fact-check`` task format when it has one (as
         ``bespoke-minicheck-7b`` does).
         """
-        template, system = _bespoke_prompt(model.spec)
-        evaluator = cls(model, template, threshold, system=system, calibrator=calibrator)
-        evaluator.name = "bespoke-minicheck"
-        return evaluator
+        return cls(model, cls.bespoke_config(model.spec, threshold, calibrator=calibrator))
 
-    def config(self) -> TemplateConfig:
-        config = super().config()
-        return dataclasses.replace(config, decomposition=(self.window, self.top_windows)) if self.decompose else config
+    @property
+    def decompose(self) -> bool:
+        """Whether the claim is checked sentence by sentence."""
+        return self.settings.decomposition is not None
 
     def _plan(self, request: EvaluationRequest) -> DecompositionPlan:
         values = self.template_values(request)
+        window, top_windows = self.settings.decomposition or (1, 1)
         budget = self.model.spec.effective_chunk_tokens(self.model.n_ctx)
-        return plan_checks(values["claim"], values["document"], window=self.window, top=self.top_windows,
+        return plan_checks(values["claim"], values["document"], window=window, top=top_windows,
                            max_tokens=budget, count=self.model.count_tokens)
 
     def prompts_for(self, request: EvaluationRequest) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from judgelab.evaluators._registry import registered_as
 from judgelab.evaluators._spi import EvaluationRequest
 from judgelab.evaluators._yesno import YesNoEvaluator
 
@@ -28,6 +29,8 @@ Context:
 Answer:"""
 
 
+@registered_as("relevancy", task="relevancy", default_for_task=True,
+               description="Is the response in line with the query and the context? (Spring AI RelevancyEvaluator)")
 class RelevancyEvaluator(YesNoEvaluator):
     """Is the response to the query in line with the context? Spring AI's ``RelevancyEvaluator``.
 
@@ -41,7 +44,7 @@ class RelevancyEvaluator(YesNoEvaluator):
     missing ones.
     """
 
-    name = "relevancy"
+    default_name = "relevancy"
     evidence_field = "context"
     required_placeholders = ("query", "response", "context")
     default_template = DEFAULT_RELEVANCY_TEMPLATE

@@ -8,7 +8,6 @@ from judgelab.calibration.pipeline._options import (
 )
 from judgelab.calibration.pipeline._suite import (
     CalibrationResult,
-    DEFAULT_EVALUATORS,
     analyze_run,
     calibrate,
 )
@@ -16,7 +15,6 @@ from judgelab.calibration.pipeline._suite import (
 __all__ = [
     "CalibrationOptions",
     "CalibrationResult",
-    "DEFAULT_EVALUATORS",
     "analyze_run",
     "calibrate",
 ]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from judgelab.calibration.scoring import DEFAULT_EVALUATORS
 from judgelab.calibration.scoring import LazyModel
 from judgelab.evaluators import (
     Evaluator,
     EvaluatorIdentity,
     evaluator_config,
     evaluator_identity,
+    evaluator_tasks,
 )
 
 __all__ = ["task_identity"]
@@ -26,7 +26,7 @@ def task_identity(task: str, judge: LazyModel, evaluators: Mapping[str, Evaluato
     """Who would score ``task`` now, known without loading the model (``None`` when unknown)."""
     if task in evaluators:
         return evaluator_identity(evaluators[task])
-    if task not in DEFAULT_EVALUATORS:
+    if task not in evaluator_tasks():
         return None
     config = evaluator_config(None, judge.spec_before_loading, task=task)
     return None if config is None else config.identity(judge.spec_hash_before_loading)

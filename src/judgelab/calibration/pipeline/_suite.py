@@ -10,7 +10,7 @@ from typing import Any
 
 from judgelab.calibration.analysis import Analysis, analyze, check_publishable, run_completeness
 from judgelab.calibration.scoring import Executor, LocalExecutor
-from judgelab.calibration.scoring import DEFAULT_EVALUATORS, EvaluatorFactory, EvaluatorSource, default_evaluator_for
+from judgelab.calibration.scoring import EvaluatorFactory, EvaluatorSource, default_evaluator_for
 from judgelab.calibration.scoring import LazyModel
 from judgelab.calibration.report import write_report
 from judgelab.calibration.data import LabelledRow
@@ -26,10 +26,11 @@ from judgelab.engine import ModelSource
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
     Evaluator,
+    evaluator_tasks,
 )
 from judgelab.specs import DEFAULT_MODEL_ID
 
-__all__ = ["DEFAULT_EVALUATORS", "CalibrationOptions", "CalibrationResult", "calibrate", "analyze_run"]
+__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "analyze_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -328,7 +329,7 @@ def _factories(model: ModelSource, tasks: Sequence[str], model_options: Mapping[
     options = dict(model_options or {})
     backend = str(options.pop("backend", "llama_cpp"))
     for t in tasks:
-        if t not in DEFAULT_EVALUATORS:
+        if t not in evaluator_tasks():
             raise JudgelabError(
                 f"calibrate cannot build an evaluator for task {t!r} from a model yet; "
                 "score those rows with run(your_evaluator_factory, rows, out=..., executor=...)."

@@ -17,7 +17,6 @@ from judgelab.calibration.scoring._executor import (
     tokens_decoded,
 )
 from judgelab.calibration.scoring._factory import (
-    DEFAULT_EVALUATORS,
     EvaluatorFactory,
     EvaluatorSource,
     default_evaluator_for,
@@ -43,7 +42,6 @@ __all__ = [
     "BLOCK_KEYS",
     "Block",
     "BlockReport",
-    "DEFAULT_EVALUATORS",
     "EvaluatorFactory",
     "EvaluatorSource",
     "ExecutionReport",

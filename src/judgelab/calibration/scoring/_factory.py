@@ -7,62 +7,24 @@ value that pickles, a model id plus options.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
 from judgelab.specs import DEFAULT_MODEL_ID
-from judgelab.evaluators import (
-    Evaluator,
-    build_evaluator,
-    default_evaluator_name,
-    evaluator_names,
-    registered_evaluator,
-)
+from judgelab.evaluators import Evaluator, build_evaluator, evaluator_tasks
 
-__all__ = ["DEFAULT_EVALUATORS", "EvaluatorFactory", "EvaluatorSource", "default_evaluator_for", "is_factory"]
+__all__ = ["EvaluatorFactory", "EvaluatorSource", "default_evaluator_for", "is_factory"]
 
 #: What ``run`` accepts: a ready evaluator, or a zero-argument callable that builds one.
 EvaluatorSource = Evaluator | Callable[[], Evaluator]
 
-class _TaskDefaults(Mapping[str, Callable[..., Evaluator]]):
-    """``{task: build(model, **options)}``: a read-only view of the registry's task defaults."""
-
-    def _tasks(self) -> list[str]:
-        tasks = dict.fromkeys(registered_evaluator(n).task for n in evaluator_names())
-        out = []
-        for t in tasks:
-            if t is None:
-                continue
-            try:
-                default_evaluator_name(t)
-            except JudgelabError:
-                continue
-            out.append(t)
-        return out
-
-    def __getitem__(self, task: str) -> Callable[..., Evaluator]:
-        try:
-            return registered_evaluator(default_evaluator_name(task)).build
-        except JudgelabError:
-            raise KeyError(task) from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tasks())
-
-    def __len__(self) -> int:
-        return len(self._tasks())
-
-
-#: The evaluator ``calibrate`` builds from a model for each task it can score (a view of the registry).
-DEFAULT_EVALUATORS: Mapping[str, Callable[..., Evaluator]] = _TaskDefaults()
-
 
 def default_evaluator_for(task: str, model: JudgeModel, *, hint: str) -> Evaluator:
     """The registry's default evaluator of ``task`` on ``model``; a one-line error ending in ``hint`` if none."""
-    if task not in DEFAULT_EVALUATORS:
+    if task not in evaluator_tasks():
         raise JudgelabError(f"calibrate cannot build an evaluator for task {task!r} from a model yet; {hint}")
     return build_evaluator(None, model, task=task)
 
@@ -112,10 +74,10 @@ class EvaluatorFactory:
     evaluator_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.task not in DEFAULT_EVALUATORS:
+        if self.task not in evaluator_tasks():
             raise JudgelabError(
                 f"EvaluatorFactory cannot build an evaluator for task {self.task!r}; known tasks: "
-                f"{', '.join(DEFAULT_EVALUATORS)}. Pass any picklable zero-argument callable that returns "
+                f"{', '.join(evaluator_tasks())}. Pass any picklable zero-argument callable that returns "
                 "your evaluator instead."
             )
         object.__setattr__(self, "model", str(self.model))
