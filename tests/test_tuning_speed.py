@@ -37,7 +37,7 @@ def _tiny_lm(adapt_top: int = 3):
     lm = transformers.Gemma3ForCausalLM(config).float().eval()
     wrapped = attach_lora(lm, TuneConfig(sets=("rows.jsonl",), out="unused", layers=f"top-{adapt_top}"), "tiny")
     with torch.no_grad():
-        for name, p in wrapped.named_parameters():
+        for p in wrapped.parameters():
             if p.requires_grad:  # LoRA B starts at zero; random values make every gradient non-trivial
                 p.copy_(torch.randn_like(p) * 0.2)
     assert config.layer_types[:N_LAYERS] == ["sliding_attention"] * 5 + ["full_attention"]

@@ -9,7 +9,9 @@ supportive chunk: P(yes) = max over chunks.
 Only the adapted layers' LoRA weights require gradients, so autograd records
 nothing below the first adapted layer: with the default top-half layers the
 backward pass stops halfway down, and the bottom half runs as if under
-``torch.no_grad``.
+``torch.no_grad``. With a ``SplitForward`` (``--cache memory``) the bottom
+layers run once per prompt, under ``torch.no_grad``, and are read from a
+cache after that. The label head runs in float32 even under autocast.
 """
 
 from __future__ import annotations

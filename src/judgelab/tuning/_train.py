@@ -53,6 +53,9 @@ class TuneResult:
         Per source: rows read, trained, held out, skipped as too long.
     evaluations
         Held-out metrics of the base model and after each epoch.
+    timings
+        ``(step, tokens, seconds)`` of every step (of a resumed run: those
+        timed since checkpoints kept them).
     """
 
     out: Path
@@ -63,6 +66,7 @@ class TuneResult:
     seconds: float
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluations: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[tuple[int, int, float]] = field(default_factory=list)
 
 
 def _load_base(config: TuneConfig) -> Any:
@@ -276,9 +280,11 @@ def _run(trainer: _Trainer, steps: list, state: RunState, rows: tuple[dict, dict
         while state.step < len(steps):
             started = time.perf_counter()
             loss, tokens = trainer.step(steps[state.step], _lr(state.step, len(steps), config))
-            state.seconds += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            state.seconds += elapsed
             state.tokens += tokens
             state.step += 1
+            state.timings.append((state.step, tokens, elapsed))
             done_now += 1
             state.losses.append((state.step, loss))
             bar.update(1)
@@ -294,7 +300,7 @@ def _run(trainer: _Trainer, steps: list, state: RunState, rows: tuple[dict, dict
                 save_checkpoint(out, state, trainer.peft_model, trainer.optimizer)
                 log.info("stopped after %d steps at step %d; rerun the same command to resume", done_now, state.step)
                 return TuneResult(out, None, False, state.step, state.tokens, state.seconds, counts,
-                                  state.evaluations)
+                                  state.evaluations, state.timings)
     finally:
         bar.close()
         if trainer.cache is not None:
@@ -302,4 +308,5 @@ def _run(trainer: _Trainer, steps: list, state: RunState, rows: tuple[dict, dict
     from judgelab.tuning._output import write_outputs
 
     spec_path = write_outputs(trainer, state, heldout_rows=heldout, all_heldout=held, counts=counts, out=out)
-    return TuneResult(out, spec_path, True, state.step, state.tokens, state.seconds, counts, state.evaluations)
+    return TuneResult(out, spec_path, True, state.step, state.tokens, state.seconds, counts, state.evaluations,
+                      state.timings)
