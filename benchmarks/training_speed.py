@@ -122,10 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     settings = args.settings.split(",")
     for s in settings:
         overrides(s)  # unknown names stop here, before anything is loaded
+    import logging
     import shutil
 
     import train_default_judge
 
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     recipe = train_default_judge.parser().parse_args(["--data", str(args.data), "--batch", str(args.batch),
                                                       "--threads", str(args.threads), "--no-progress"])
     base = dataclasses.replace(train_default_judge.build_config(recipe), rows=args.rows, epochs=args.epochs,
