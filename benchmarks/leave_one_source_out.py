@@ -90,7 +90,9 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
     log = runs / f"{source}.log"
     leave = [a for s in (source, *DERIVED.get(source, ())) for a in ("--leave-out", s)]
     _run([sys.executable, "benchmarks/train_default_judge.py", "--out", str(out), "--no-progress",
-          "--scale", str(args.scale), "--heldout-max", str(args.heldout_max), "--autocast", args.autocast, *leave], log)
+          "--scale", str(args.scale), "--heldout-max", str(args.heldout_max), "--autocast", args.autocast, *leave,
+          *(["--adapt-top", str(args.adapt_top)] if args.adapt_top else []), "--cache", args.cache,
+          "--epochs", str(args.epochs)], log)
     rows = runs / f"eval-{source}.jsonl"
     n = evaluation_rows(out / "heldout" / f"{HELDOUT[source]}.jsonl", rows, args.limit)
     cal = {}
@@ -103,7 +105,8 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     (runs / f"compare-{source}.json").write_text(cmp.stdout)
     paired = json.loads(cmp.stdout)
-    return {"source": source, "rows": n, "scale": args.scale, "autocast": args.autocast, "base": _heldout_figures(cal["base"]),
+    return {"source": source, "rows": n, "scale": args.scale, "autocast": args.autocast,
+            "adapt_top": args.adapt_top, "cache": args.cache, "epochs": args.epochs, "base": _heldout_figures(cal["base"]),
             "tuned": _heldout_figures(cal["tuned"]),
             "paired": {k: paired["difference_b_minus_a"][k] for k in ("auroc", "balanced_accuracy")},
             "groups": paired["resampling"]["groups"]}
@@ -129,6 +132,9 @@ def main() -> int:
     p.add_argument("--scale", type=float, default=1.0, help="train_default_judge.py --scale (rows per source)")
     p.add_argument("--heldout-max", type=int, default=4, help="train_default_judge.py --heldout-max (its report)")
     p.add_argument("--autocast", choices=("none", "bf16"), default="none", help="train_default_judge.py --autocast")
+    p.add_argument("--adapt-top", type=int, metavar="K", help="train_default_judge.py --adapt-top (default: top half)")
+    p.add_argument("--cache", choices=("none", "memory"), default="none", help="train_default_judge.py --cache")
+    p.add_argument("--epochs", type=int, default=1, help="train_default_judge.py --epochs")
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
     args.runs.mkdir(parents=True, exist_ok=True)

@@ -136,6 +136,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-tokens", type=int, default=400,
                    help="document chunk length for training and for the tuned spec (default 400)")
     p.add_argument("--autocast", choices=("none", "bf16"), default="none")
+    p.add_argument("--adapt-top", type=int, metavar="K", help="LoRA on the top K layers only (default: the top half)")
+    p.add_argument("--cache", choices=("none", "memory"), default="none",
+                   help="keep the frozen lower layers' output between epochs (judgelab tune --cache)")
+    p.add_argument("--cache-mb", type=int, default=2048, help="bound of --cache memory in MiB")
     p.add_argument("--lr", type=float, default=6e-4)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--epochs", type=int, default=1)
@@ -167,6 +171,7 @@ def build_config(args: argparse.Namespace):
         rank=args.rank, alpha=2.0 * args.rank, epochs=args.epochs, lr=args.lr, batch=args.batch, warmup=0.1,
         seed=args.seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,
+        layers=f"top-{args.adapt_top}" if args.adapt_top else "top-half", cache=args.cache, cache_mb=args.cache_mb,
     )
 
 

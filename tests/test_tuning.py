@@ -251,3 +251,22 @@ def test_shipped_adapter_matches_its_provenance():
     assert spec.adapter.base == "gemma-3-270m" and spec.adapter_path("gguf") == folder / "adapter.gguf"
     assert prov["data"] and all(len(d["sha256"]) == 64 for d in prov["data"])
     assert prov["tokens"] > 0 and prov["machine"] and "seed" in prov["config"]
+
+
+def test_cached_top_layers_resume_to_the_same_adapter(toy_set, tmp_path):
+    """--adapt-top 6 --cache memory over two epochs: stopped one step into the second epoch and resumed
+    (an empty cache, refilled), the adapter is bit-for-bit the uninterrupted run's."""
+    def config(out, **extra):
+        return TuneConfig(sets=(str(toy_set),), out=str(tmp_path / out), heldout=0.0, batch=8, epochs=2, lr=1e-3,
+                          threads=1, progress=False, layers="top-6", cache="memory", checkpoint_every=1, **extra)
+
+    whole = tune(config("whole"))
+    stopped = tune(config("resumed", stop_after=4))
+    assert whole.finished and not stopped.finished and stopped.steps == 4
+    resumed = tune(config("resumed"))
+    assert resumed.finished and resumed.steps == whole.steps == 6
+    name = "peft/adapter_model.safetensors"
+    assert sha256_file(tmp_path / "resumed" / name) == sha256_file(tmp_path / "whole" / name)
+    provenance = json.loads((tmp_path / "whole" / PROVENANCE_FILE).read_text())
+    assert provenance["config"]["cache"] == "memory" and provenance["config"]["layers"] == "top-6"
+    assert [t[0] for t in whole.timings] == list(range(1, 7))

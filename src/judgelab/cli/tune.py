@@ -49,7 +49,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--alpha", type=float, default=32.0)
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--target-modules", type=_names, help="comma-separated module names (default: attention + MLP)")
-    p.add_argument("--layers", default="top-half", help="top-half (default), all, or A-B")
+    p.add_argument("--layers", default="top-half", help="top-half (default), top-K, all, or A-B")
+    p.add_argument("--adapt-top", type=positive_int, metavar="K",
+                   help="LoRA on the top K decoder layers only (the same as --layers top-K): no backward pass "
+                   "below them")
     p.add_argument("--epochs", type=positive_int, default=1)
     p.add_argument("--max-steps", type=positive_int)
     p.add_argument("--lr", type=float, default=1e-4)
@@ -60,6 +63,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--dtype", default="auto", help="auto (float32 on CPU, bfloat16 on cuda), float32, bfloat16")
     p.add_argument("--autocast", choices=("none", "bf16"), default="none",
                    help="bf16: bfloat16 autocast for the forward/backward passes (fast on AMX / AVX-512 BF16 CPUs)")
+    p.add_argument("--cache", choices=("none", "memory"), default="none",
+                   help="memory: run the frozen layers below the first adapted one once per prompt and keep their "
+                   "output, so later epochs run the adapted layers only (default none)")
+    p.add_argument("--cache-mb", type=positive_int, default=2048, help="bound of --cache memory in MiB (default 2048)")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads (1 is fastest on a busy CPU)")
     p.add_argument("--checkpoint-every", type=positive_int, default=50)
     p.add_argument("--stop-after", type=positive_int, help="stop after this many steps (resume by rerunning)")
@@ -70,15 +77,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from judgelab.errors import ParameterError
     from judgelab.tuning import DEFAULT_TARGET_MODULES, TuneConfig, tune
+
+    if args.adapt_top is not None and args.layers != "top-half":
+        raise ParameterError(f"--adapt-top {args.adapt_top} and --layers {args.layers} both choose the adapted "
+                             "layers; pass one of them.", name="adapt_top")
+    layers = f"top-{args.adapt_top}" if args.adapt_top is not None else args.layers
 
     config = TuneConfig(
         sets=tuple(args.sets), out=args.out, model=args.model, weights=args.weights, evaluator=args.evaluator,
         rows=args.rows, heldout=args.heldout, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
         long_rows=args.long_rows, chunk_tokens=args.chunk_tokens, exclude=tuple(args.exclude),
         autocast=args.autocast, rank=args.rank, alpha=args.alpha, dropout=args.dropout,
-        target_modules=args.target_modules or DEFAULT_TARGET_MODULES, layers=args.layers, epochs=args.epochs,
+        target_modules=args.target_modules or DEFAULT_TARGET_MODULES, layers=layers, epochs=args.epochs,
         max_steps=args.max_steps, lr=args.lr, batch=args.batch, warmup=args.warmup, seed=args.seed,
+        cache=args.cache, cache_mb=args.cache_mb,
         device=args.device, dtype=args.dtype, threads=args.threads, checkpoint_every=args.checkpoint_every,
         stop_after=args.stop_after, progress=not args.no_progress, name=args.name,
     )

@@ -33,10 +33,12 @@ class RunState:
     seconds: float = 0.0
     losses: list[tuple[int, float]] = field(default_factory=list)
     evaluations: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[tuple[int, int, float]] = field(default_factory=list)  # (step, tokens, seconds) of each step
 
     def to_json(self) -> dict[str, Any]:
         return {"training_hash": self.training_hash, "step": self.step, "tokens": self.tokens,
-                "seconds": self.seconds, "losses": self.losses, "evaluations": self.evaluations}
+                "seconds": self.seconds, "losses": self.losses, "evaluations": self.evaluations,
+                "timings": self.timings}
 
 
 def save_checkpoint(out: Path, state: RunState, peft_model: Any, optimizer: Any) -> Path:
@@ -99,4 +101,5 @@ def load_checkpoint(out: Path, training_hash: str, peft_model: Any, optimizer: A
         training_hash=data["training_hash"], step=int(data["step"]), tokens=int(data["tokens"]),
         seconds=float(data["seconds"]), losses=[tuple(x) for x in data["losses"]],
         evaluations=list(data["evaluations"]),
+        timings=[tuple(x) for x in data.get("timings", [])],  # checkpoints before timings were kept: none
     )

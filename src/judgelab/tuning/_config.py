@@ -16,7 +16,9 @@ PEFT_HINT = "pip install 'judgelab[tune]'"
 DEFAULT_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 # Fields that do not change what is trained (so a resumed run may change them).
-_RUNTIME_FIELDS = {"out", "threads", "progress", "stop_after", "checkpoint_every", "name", "licences"}
+_RUNTIME_FIELDS = {"out", "threads", "progress", "stop_after", "checkpoint_every", "name", "licences", "cache_mb"}
+# Fields added after runs were checkpointed: hashed only when set, so those runs still resume.
+_HASHED_WHEN_SET = {"cache": "none"}
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,10 @@ class TuneConfig:
         documents in pieces of the size it was trained on; ``None``: the
         base spec's.
     rank, alpha, dropout, target_modules, layers
-        LoRA settings; ``layers`` is ``"top-half"`` (default: the backward
-        pass stops at the first adapted layer), ``"all"`` or ``"A-B"``.
+        LoRA settings; ``layers`` is ``"top-half"`` (default), ``"top-K"``
+        (the top K decoder layers; ``--adapt-top K``), ``"all"`` or
+        ``"A-B"``. Nothing below the first adapted layer trains, so the
+        backward pass stops there: fewer adapted layers, less backward.
     epochs, max_steps, lr, batch, warmup
         Optimisation: AdamW, linear warm-up over ``warmup`` of the steps
         then linear decay; ``batch`` rows per step.
@@ -83,6 +87,16 @@ class TuneConfig:
         autocast (weights, LoRA and optimizer stay float32); ``"none"``:
         the model's dtype throughout. On CPUs with AMX or AVX-512 BF16 this
         is several times faster (``docs/tuning.md``).
+    cache
+        ``"memory"``: the frozen layers below the first adapted layer run
+        once per prompt (alone, under ``torch.no_grad``) and their output is
+        kept in memory, so later epochs and repeated prompts run the adapted
+        layers only (``judgelab.tuning._hidden_cache``); ``"none"``: every
+        step runs the whole model (the default). A resumed run refills the
+        cache; each prompt's cached state is the one a miss recomputes.
+    cache_mb
+        The cache's bound in MiB (hidden size x 4 bytes per prompt token in
+        float32); prompts beyond it are recomputed every epoch.
     checkpoint_every
         Steps between checkpoints (adapter, optimizer, RNG, data position).
     stop_after
@@ -124,6 +138,8 @@ class TuneConfig:
     dtype: str = "auto"
     threads: int | None = None
     autocast: str = "none"
+    cache: str = "none"
+    cache_mb: int = 2048
     checkpoint_every: int = 50
     stop_after: int | None = None
     progress: bool = True
@@ -144,6 +160,8 @@ class TuneConfig:
         check_parameter(self.chunk_tokens is None or self.chunk_tokens >= 32, "chunk_tokens", where,
                         "an int >= 32 or None", self.chunk_tokens)
         check_parameter(self.autocast in ("none", "bf16"), "autocast", where, "'none' or 'bf16'", self.autocast)
+        check_parameter(self.cache in ("none", "memory"), "cache", where, "'none' or 'memory'", self.cache)
+        check_parameter(self.cache_mb >= 1, "cache_mb", where, "an int >= 1 (MiB)", self.cache_mb)
         check_parameter(self.rank >= 1, "rank", where, "an int >= 1", self.rank)
         check_parameter(self.epochs >= 1, "epochs", where, "an int >= 1", self.epochs)
         check_parameter(self.batch >= 1, "batch", where, "an int >= 1", self.batch)
@@ -153,15 +171,16 @@ class TuneConfig:
         check_parameter(self.checkpoint_every >= 1, "checkpoint_every", where, "an int >= 1", self.checkpoint_every)
         check_parameter(bool(self.target_modules), "target_modules", where, "at least one module name",
                         self.target_modules)
-        check_parameter(self.layers in ("top-half", "all") or _is_range(self.layers), "layers", where,
-                        "'top-half', 'all' or 'A-B'", self.layers)
+        check_parameter(self.layers in ("top-half", "all") or _is_range(self.layers) or _top_k(self.layers) > 0,
+                        "layers", where, "'top-half', 'top-K' (K >= 1), 'all' or 'A-B'", self.layers)
 
     def source_weights(self) -> tuple[float, ...]:
         return self.weights if self.weights is not None else tuple(1.0 for _ in self.sets)
 
     def training_hash(self) -> str:
         """A hash of the fields that decide the adapter (a resumed run must match it)."""
-        data = {k: v for k, v in asdict(self).items() if k not in _RUNTIME_FIELDS}
+        data = {k: v for k, v in asdict(self).items() if k not in _RUNTIME_FIELDS
+                and not (k in _HASHED_WHEN_SET and v == _HASHED_WHEN_SET[k])}
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()[:16]
 
     def layer_indices(self, n_layers: int) -> list[int]:
@@ -170,10 +189,20 @@ class TuneConfig:
             return list(range(n_layers))
         if self.layers == "top-half":
             return list(range(n_layers // 2, n_layers))
+        if (k := _top_k(self.layers)) > 0:
+            check_parameter(k <= n_layers, "layers", "TuneConfig",
+                            f"top-K with K at most {n_layers} (the model has {n_layers} layers)", self.layers)
+            return list(range(n_layers - k, n_layers))
         lo, hi = (int(x) for x in self.layers.split("-"))
         check_parameter(0 <= lo <= hi < n_layers, "layers", "TuneConfig",
                         f"a range within 0-{n_layers - 1} (the model has {n_layers} layers)", self.layers)
         return list(range(lo, hi + 1))
+
+
+def _top_k(text: str) -> int:
+    """K of ``"top-K"``; 0 when ``text`` is not of that form."""
+    head, _, k = text.partition("top-")
+    return int(k) if not head and k.isdigit() else 0
 
 
 def _is_range(text: str) -> bool:

@@ -9,7 +9,9 @@ supportive chunk: P(yes) = max over chunks.
 Only the adapted layers' LoRA weights require gradients, so autograd records
 nothing below the first adapted layer: with the default top-half layers the
 backward pass stops halfway down, and the bottom half runs as if under
-``torch.no_grad``.
+``torch.no_grad``. With a ``SplitForward`` (``--cache memory``) the bottom
+layers run once per prompt, under ``torch.no_grad``, and are read from a
+cache after that. The label head runs in float32 even under autocast.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import BackendUnavailableError, ParameterError
 from judgelab.tuning._config import PEFT_HINT, TuneConfig
+from judgelab.tuning._hidden_cache import SplitForward
 
 if TYPE_CHECKING:
     import torch
@@ -104,7 +107,8 @@ def attach_lora(lm: Any, config: TuneConfig, base_id: str) -> Any:
 class LabelReader:
     """Log-probabilities of the labels at the last position of each prompt, with gradients."""
 
-    def __init__(self, lm: Any, token_ids: Sequence[int], owner: Sequence[int], n_labels: int) -> None:
+    def __init__(self, lm: Any, token_ids: Sequence[int], owner: Sequence[int], n_labels: int,
+                 split: SplitForward | None = None) -> None:
         import torch
 
         self.torch = torch
@@ -115,9 +119,11 @@ class LabelReader:
         self.owner = torch.tensor(list(owner), dtype=torch.long)
         self.per_label = [(self.owner == j).nonzero().flatten().to(self.device) for j in range(n_labels)]
         self.softcap = getattr(lm.config, "final_logit_softcapping", None)
+        self.split = split
 
-    def log_probs(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
-        """A (len(prompts), n_labels) tensor of log P(label | prompt), prompts left-padded into one batch."""
+    def _last_hidden(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
+        if self.split is not None:
+            return self.split.last_hidden(prompts)[:, -1]
         torch = self.torch
         width = max(len(p) for p in prompts)
         input_ids = torch.zeros((len(prompts), width), dtype=torch.long)
@@ -126,18 +132,27 @@ class LabelReader:
             input_ids[row, width - len(p):] = torch.tensor(list(p), dtype=torch.long)
             mask[row, width - len(p):] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        hidden = self.decoder(
+        hidden: Tensor = self.decoder(
             input_ids=input_ids.to(self.device),
             attention_mask=mask.to(self.device),
             position_ids=positions.to(self.device),
             use_cache=False,
         ).last_hidden_state[:, -1]
-        weight = self.lm.get_output_embeddings().weight[self.ids]
-        logits = hidden.float() @ weight.float().T
-        if self.softcap:
-            logits = torch.tanh(logits / self.softcap) * self.softcap
-        pooled = torch.stack([torch.logsumexp(logits[:, g], dim=-1) for g in self.per_label], dim=-1)
-        log_probs: Tensor = torch.log_softmax(pooled, dim=-1)
+        return hidden
+
+    def log_probs(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
+        """A (len(prompts), n_labels) tensor of log P(label | prompt), prompts left-padded into one batch."""
+        torch = self.torch
+        hidden = self._last_hidden(prompts)
+        # The label head runs in float32 even under bf16 autocast: the label logits are ~20 in size,
+        # where bfloat16's step is 0.125, coarser than the Yes/No margins the loss is learning.
+        with torch.autocast(device_type=self.device.type, enabled=False):
+            weight = self.lm.get_output_embeddings().weight[self.ids]
+            logits = hidden.float() @ weight.float().T
+            if self.softcap:
+                logits = torch.tanh(logits / self.softcap) * self.softcap
+            pooled = torch.stack([torch.logsumexp(logits[:, g], dim=-1) for g in self.per_label], dim=-1)
+            log_probs: Tensor = torch.log_softmax(pooled, dim=-1)
         return log_probs
 
     def example_losses(self, examples: Sequence[Any]) -> torch.Tensor:

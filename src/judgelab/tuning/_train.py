@@ -18,6 +18,7 @@ from judgelab.tuning._checkpoint import RunState, load_checkpoint, save_checkpoi
 from judgelab.tuning._config import TuneConfig
 from judgelab.tuning._data import Example, balance_examples, fits, load_sources, render_examples, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
+from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
 from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ class TuneResult:
         Per source: rows read, trained, held out, skipped as too long.
     evaluations
         Held-out metrics of the base model and after each epoch.
+    timings
+        ``(step, tokens, seconds)`` of every step (of a resumed run: those
+        timed since checkpoints kept them).
     """
 
     out: Path
@@ -62,6 +66,7 @@ class TuneResult:
     seconds: float
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluations: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[tuple[int, int, float]] = field(default_factory=list)
 
 
 def _load_base(config: TuneConfig) -> Any:
@@ -159,11 +164,30 @@ class _Trainer:
             raise JudgelabError(f"Labels {list(resolved.labels)} share their first tokens and are read as token "
                                 "sequences; tuning reads single-token labels only. Tune with labels that start "
                                 "differently (Yes/No, A/B).")
-        self.reader = LabelReader(lm, resolved.token_ids, resolved.owner, len(resolved.labels))
+        self.cache, split = self._split_forward(lm)
+        self.reader = LabelReader(lm, resolved.token_ids, resolved.owner, len(resolved.labels), split)
         params = [p for p in self.peft_model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
         self.params = params
         self.budget = _MICRO_TOKENS["cuda" if model.backend.device_kind == "cuda" else "cpu"]
+
+    def _split_forward(self, lm: Any) -> tuple[HiddenCache | None, SplitForward | None]:
+        """With ``cache="memory"``, the two-pass forward (checked once against the full one) and its cache."""
+        if self.config.cache == "none":
+            return None, None
+        decoder = lm.get_decoder()
+        first = self.config.layer_indices(len(decoder.layers))[0]
+        if first == 0:
+            log.warning("--cache memory does nothing when layer 0 is adapted (--layers %s): nothing below it "
+                        "is frozen; training without the cache", self.config.layers)
+            return None, None
+        cache = HiddenCache(self.config.cache_mb * 2**20)
+        split = SplitForward(decoder, first, cache)
+        shortest = min((p for ex in self.examples for p in ex.prompts), key=len)
+        error = check_split(decoder, split, shortest)
+        log.info("layers 0-%d run once per prompt and are cached (bound %d MiB); split forward checked "
+                 "against the full one: relative difference %.1e", first - 1, self.config.cache_mb, error)
+        return cache, split
 
     def _autocast(self) -> torch.autocast:
         """bfloat16 autocast when ``config.autocast == "bf16"``; otherwise a no-op context."""
@@ -256,9 +280,11 @@ def _run(trainer: _Trainer, steps: list, state: RunState, rows: tuple[dict, dict
         while state.step < len(steps):
             started = time.perf_counter()
             loss, tokens = trainer.step(steps[state.step], _lr(state.step, len(steps), config))
-            state.seconds += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            state.seconds += elapsed
             state.tokens += tokens
             state.step += 1
+            state.timings.append((state.step, tokens, elapsed))
             done_now += 1
             state.losses.append((state.step, loss))
             bar.update(1)
@@ -274,10 +300,13 @@ def _run(trainer: _Trainer, steps: list, state: RunState, rows: tuple[dict, dict
                 save_checkpoint(out, state, trainer.peft_model, trainer.optimizer)
                 log.info("stopped after %d steps at step %d; rerun the same command to resume", done_now, state.step)
                 return TuneResult(out, None, False, state.step, state.tokens, state.seconds, counts,
-                                  state.evaluations)
+                                  state.evaluations, state.timings)
     finally:
         bar.close()
+        if trainer.cache is not None:
+            log.info("hidden-state cache: %s", trainer.cache.stats())
     from judgelab.tuning._output import write_outputs
 
     spec_path = write_outputs(trainer, state, heldout_rows=heldout, all_heldout=held, counts=counts, out=out)
-    return TuneResult(out, spec_path, True, state.step, state.tokens, state.seconds, counts, state.evaluations)
+    return TuneResult(out, spec_path, True, state.step, state.tokens, state.seconds, counts, state.evaluations,
+                      state.timings)
