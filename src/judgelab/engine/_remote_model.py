@@ -174,7 +174,7 @@ class RemoteJudgeModel(BackendJudgeModel):
             return LabelReading(dict(answer.probabilities))
         if self.remote.mode == "text":
             return read_label_text(answer.text, labels, where=self._where())
-        return pool_top_logprobs(answer.top, labels, self.spec.label_variants, where=self._where())
+        return pool_top_logprobs(answer.top or (), labels, self.spec.label_variants, where=self._where())
 
     def complete(self, prompt: str, max_tokens: int = 256, stop: Sequence[str] = ()) -> str:
         """Free greedy text from the server (temperature 0), up to ``max_tokens`` or a stop string."""

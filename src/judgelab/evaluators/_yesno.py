@@ -75,7 +75,8 @@ class _Setting(Generic[T]):
         return value
 
     def __set__(self, evaluator: "YesNoEvaluator", value: T) -> None:
-        evaluator.settings = dataclasses.replace(evaluator.settings, **{self.field: value})
+        change: dict[str, Any] = {self.field: value}
+        evaluator.settings = dataclasses.replace(evaluator.settings, **change)
 
 
 class YesNoEvaluator(BaseEvaluator):

@@ -131,7 +131,9 @@ class FactCheckingEvaluator(YesNoEvaluator):
     def bespoke_config(cls, spec: ModelSpec | None, threshold: float = 0.5, *,
                        calibrator: ScoreCalibrator | None = None) -> TemplateConfig:
         """The ``TemplateConfig`` of ``for_bespoke_minicheck`` on a model with ``spec`` (``None``: no spec), without a model."""
-        return cls.config_for(threshold=threshold, calibrator=calibrator, **_bespoke_options(spec))
+        options = _bespoke_options(spec)
+        return cls.config_for(options["prompt_template"], threshold, name=options["name"], system=options["system"],
+                              calibrator=calibrator)
 
     @classmethod
     def for_bespoke_minicheck(cls, model: JudgeModel, threshold: float = 0.5, *,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import torch
@@ -154,8 +154,7 @@ class SplitForward:
         with _skipping(self.lower, self.as_tuple):
             out = self.decoder(inputs_embeds=batch, attention_mask=mask.to(self.device),
                                position_ids=positions.to(self.device), use_cache=False).last_hidden_state
-        hidden: torch.Tensor = out
-        return hidden
+        return cast("torch.Tensor", out)
 
 
 def check_split(decoder: Any, split: SplitForward, prompt: Sequence[int], tolerance: float = 1e-4) -> float:
