@@ -58,6 +58,18 @@ class IntervalRecord(_Record):
     low: Num
     high: Num
 
+    def __format__(self, spec: str) -> str:
+        """``0.812 [0.774, 0.850]`` (``spec`` for each number, ``.3f`` by default); ``n/a`` when undefined."""
+        spec = spec or ".3f"
+        if self.estimate is None:
+            return "n/a"
+        if self.low is None or self.high is None:
+            return f"{self.estimate:{spec}} [n/a]"
+        return f"{self.estimate:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+
+    def __str__(self) -> str:
+        return format(self)
+
 
 class RowCounts(_Record):
     """How many rows the task had, how many were scored, how many failed."""
@@ -217,3 +229,10 @@ class TaskMetrics(_Record):
     length_bias: LengthBiasRecord | None = None
     calibrator_file: str | None = None
     policy: dict[str, Any] | None = None
+
+    @property
+    def shipped_calibrator(self) -> str:
+        """The calibrator shipped (``"raw"``: none), from ``calibrator_choice`` or, in older files, ``calibrator``."""
+        if self.calibrator_choice is not None:
+            return self.calibrator_choice.shipped
+        return self.calibrator.kind if self.calibrator is not None else "raw"

@@ -2,53 +2,28 @@
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration.policy import LTTSettings, Policy, Risk, fit_and_save_policy, risk_coverage_curve
-from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.policy import Policy
 from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
 
-__all__ = ["Deployment", "deployment_for", "deployment_section", "risk_coverage_png"]
+__all__ = ["Deployment", "deployment_section", "risk_coverage_png"]
 
 
 @dataclass(frozen=True)
 class Deployment:
-    """One task's deployment facts: its policy, where it was saved, its curve and the commands."""
+    """One task's deployment facts: its policy, where it was saved, its curve and the commands.
+
+    The pipeline fits and saves the policy (``deployment_for`` in ``calibration.pipeline``); the report renders this.
+    """
 
     task: str
     policy: Policy
     policy_file: str
     curve: tuple[np.ndarray, np.ndarray]  # coverage, lowest risk at that coverage (all rows, in-sample)
     commands: tuple[tuple[str, str], ...]  # (what, command)
-
-
-def _commands(run_dir: Path, task: str, alpha: float, delta: float) -> tuple[tuple[str, str], ...]:
-    run = shlex.quote(str(run_dir))
-    return (
-        ("refit the policy", f"judgelab policy {run} --task {task} --alpha {alpha:g} --delta {delta:g}"),
-        ("serve with it", f"judgelab serve --policy {shlex.quote(str(run_dir / 'policy.json'))}"),
-        ("gate CI on a new labelled set", f"judgelab gate {run} --task {task} --set new.jsonl --metric balanced_accuracy --max-drop auto"),
-        ("estimate the good-answer share of traffic",
-         f"judgelab estimate --run {run} --task {task} --labelled small.jsonl --unlabelled traffic.jsonl"),
-    )
-
-
-def deployment_for(records: Sequence[ScoreRecord], out_dir: str | Path, *, alpha: float = 0.1, delta: float = 0.1,
-                   risk: Risk = "error", seed: int | None = 0, set_name: str | None = None,
-                   single_task: bool = True) -> Deployment:
-    """Fit and save one task's policy (``policy.json``, or ``policy-TASK.json`` beside others) for the report."""
-    out = Path(out_dir)
-    task = records[0].task if records else ""
-    name = "policy.json" if single_task else f"policy-{task}.json"
-    settings = LTTSettings(alpha=alpha, delta=delta, risk=risk, seed=seed)
-    policy = fit_and_save_policy(records, out / name, settings, set_name=set_name)
-    return Deployment(policy.task, policy, name, risk_coverage_curve(records, risk=risk),
-                      _commands(out, policy.task, alpha, delta))
 
 
 def _rows(dep: Deployment) -> list[tuple[str, str]]:
