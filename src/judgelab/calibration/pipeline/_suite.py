@@ -108,44 +108,31 @@ def calibrate(
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
-    Scores every row (resumably, into ``out/scores.jsonl``), then writes
-    ``metrics.json``, ``report.md``, ``report.html``, the fitted calibrator
-    per task (``calibrator-TASK.json``) and figures to ``out``.
+    Scores every row (resumably, into ``out/scores.jsonl``), then writes ``metrics.json``, ``report.md``,
+    ``report.html``, the fitted calibrator per task (``calibrator-TASK.json``), the policy and figures to ``out``.
 
     Parameters
     ----------
     model
-        A loaded ``JudgeModel``; a ``LazyModel`` or other loader (a callable
-        returning one, called only when rows must be scored); or a model id or
-        path. Ignored for tasks covered by ``evaluators``.
+        A loaded ``JudgeModel``; a ``LazyModel`` or other loader (called only when rows must be scored);
+        or a model id or path. Ignored for tasks covered by ``evaluators``.
     set
         A labelled JSONL file, ``KIND:PATH`` to import on the fly (e.g.
-        ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the
-        starter set.
+        ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the starter set.
     out
         Output folder; rerunning with the same folder resumes scoring.
     task
         Keep only rows of this task (or tasks).
     evaluators
-        ``{task: Evaluator}`` to use instead of building evaluators from
-        ``model`` (e.g. a tuned template or a remote judge).
+        ``{task: Evaluator}`` to use instead of building evaluators from ``model`` (e.g. a remote judge).
     model_options
         Extra keyword arguments for ``load_model`` (e.g. ``n_threads``).
     executor
-        Where rows are scored (see ``run``); default this process. With a
-        distributed executor (``RayExecutor``) no model is loaded here: each
-        replica builds its evaluator from an ``EvaluatorFactory`` of
-        ``model`` (then a model id or path), ``backend`` and
-        ``model_options``.
-
+        Where rows are scored (see ``run``); default this process. With a distributed executor
+        (``RayExecutor``) each replica builds its evaluator from an ``EvaluatorFactory`` of ``model``.
     options
-        How to choose rows, thresholds and intervals: a ``CalibrationOptions``
-        (``threshold_strategy``, ``calibrator``, ``self_generators``,
-        ``target_error``, ``limit``, ``skip_invalid``, ``batch_size``,
-        ``k_folds``, ``n_resamples``, ``seed``, ``progress``, ``figures``);
-        None for the defaults. The options object is the only way to set
-        them: ``calibrate(..., limit=24)`` raises ``TypeError``, write
-        ``calibrate(..., options=CalibrationOptions(limit=24))``.
+        A ``CalibrationOptions`` (thresholds, intervals, limit, figures...); None for the defaults. It is
+        the only way to set them: ``calibrate(..., limit=24)`` raises ``TypeError``.
 
     Returns
     -------
