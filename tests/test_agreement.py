@@ -122,22 +122,22 @@ def test_report_and_metrics_show_kappa_tpr_tnr_and_the_length_check(tmp_path, sc
     rows, scores = _planted()
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": scripted_evaluator(scores)},
                     options=CalibrationOptions(n_resamples=300, progress=False, figures=False))
-    a = res.analyses["fact-check"]
+    a = res.analyses["fact-check"].metrics
     # the same rows, threshold and bootstrap as the held-out table: the same kappa and interval
-    for mine, theirs in ((a.agreement.kappa, a.heldout["cohen_kappa"]), (a.agreement.tpr, a.heldout["recall"])):
+    for mine, theirs in ((a.agreement.cohen_kappa, a.heldout["cohen_kappa"]), (a.agreement.tpr, a.heldout["recall"])):
         assert (mine.low, mine.high) == (theirs.low, theirs.high) and mine.estimate == pytest.approx(theirs.estimate)
-    assert a.agreement.rows == "held-out (test split)" and a.agreement.threshold == pytest.approx(a.threshold)
-    assert a.length_bias.rho[0].low > 0 and a.length_bias.moves_with_length
+    assert a.agreement.rows == "held-out (test split)" and a.agreement.threshold == pytest.approx(a.threshold.value)
+    assert a.length_bias.spearman_by_label["0"].low > 0 and a.length_bias.moves_with_length
     fc = json.loads((tmp_path / "metrics.json").read_text())["tasks"]["fact-check"]
     assert set(fc) - {"agreement", "length_bias", "warnings"} <= _KEYS_BEFORE  # only additions
     ag = fc["agreement"]
-    assert ag["cohen_kappa"]["low"] == a.heldout["cohen_kappa"].low and ag["n"] == a.n_heldout
+    assert ag["cohen_kappa"]["low"] == a.heldout["cohen_kappa"].low and ag["n"] == a.threshold.n_heldout
     assert ag["tnr"]["low"] <= ag["tnr"]["estimate"] <= ag["tnr"]["high"]
     assert fc["length_bias"]["moves_with_length"] is True
     assert fc["length_bias"]["rows_by_label"] == {"1": 80, "0": 80}
     md = (tmp_path / "report.md").read_text()
     assert "### Agreement with the labels (95% bootstrap intervals)" in md
-    assert f"| Cohen's kappa | {format(a.agreement.kappa)} | {a.n_heldout} |" in md
+    assert f"| Cohen's kappa | {format(a.agreement.cohen_kappa)} | {a.threshold.n_heldout} |" in md
     assert "| TNR: rows labelled 0 that fail |" in md
     assert "Length bias: does the score move with the judged text's length?" in md
     assert "among rows labelled 0 the score rises with the judged text's length" in md
@@ -156,12 +156,13 @@ def test_records_from_before_the_length_field_get_it_from_their_rows(tmp_path, s
     again = scripted_evaluator(scores)
     res = calibrate(set=rows, out=tmp_path, evaluators={"fact-check": again},
                     options=CalibrationOptions(n_resamples=100, progress=False, figures=False))
-    assert again.seen == 0 and res.analyses["fact-check"].length_bias.n == {1: 80, 0: 80}
-    assert res.analyses["fact-check"].agreement.rows == "held-out (cross-validation folds)"
+    assert again.seen == 0 and res.analyses["fact-check"].metrics.length_bias.rows_by_label == {"1": 80, "0": 80}
+    assert res.analyses["fact-check"].metrics.agreement.rows == "held-out (cross-validation folds)"
     # analysing the bare records (no rows to read lengths from): no length check, the rest as before
     bare = analyze([ScoreRecord.model_validate({k: v for k, v in r.items() if k != "response_chars"}) for r in recs],
                    n_resamples=100)
-    assert bare.length_bias is None and "length_bias" not in bare.metrics().model_fields_set and bare.agreement is not None
+    assert bare.metrics.length_bias is None and "length_bias" not in bare.metrics.model_fields_set
+    assert bare.metrics.agreement is not None
 
 
 # -- the gate's floors ----------------------------------------------------------------

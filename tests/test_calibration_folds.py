@@ -96,7 +96,7 @@ def test_too_few_units_fall_back_to_in_sample_or_fewer_folds():
     # analyze says so instead of cross-validating
     recs = [ScoreRecord(id=f"r{i}", task="fact-check", label=int(v), score=0.3 + 0.4 * v, unit="p")
             for i, v in enumerate(y)]
-    assert analyze(recs, n_resamples=50).mode == "in-sample"
+    assert analyze(recs, n_resamples=50).metrics.threshold.mode == "in-sample"
 
 
 def test_run_records_units_and_analyze_keeps_pairs_together(tmp_path, scripted_evaluator):
@@ -106,13 +106,13 @@ def test_run_records_units_and_analyze_keeps_pairs_together(tmp_path, scripted_e
     assert {s["id"]: s["fold_group"] for s in saved} == {r.id: r.unit for r in rows}  # the file's key
     assert all("unit" not in s for s in saved)
     a = analyze(recs, n_resamples=50)
-    assert a.mode == "cv" and a.n_heldout == len(rows)
+    assert a.metrics.threshold.mode == "cv" and a.metrics.threshold.n_heldout == len(rows)
     # the records carry the rows' units, and the split helper analyze uses never cuts one
     units = [r.unit for r in recs]
     assert sorted(units) == sorted(r.unit for r in rows)
     plan = split_plan(np.array([r.label for r in recs]), np.array([r.split or "" for r in recs]),
                       np.array(units), 5, 0)
-    assert plan.mode == a.mode and plan.folds is not None and _split_units(plan.folds, units) == []
+    assert plan.mode == a.metrics.threshold.mode and plan.folds is not None and _split_units(plan.folds, units) == []
 
 
 def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path, scripted_evaluator):
@@ -125,7 +125,7 @@ def test_old_record_without_fold_group_still_loads_and_analyses(tmp_path, script
     old = read_scores(path)
     assert len(old) == len(rows)
     assert all(r.unit == r.id for r in old)
-    assert analyze(old, n_resamples=50).mode == "cv"
+    assert analyze(old, n_resamples=50).metrics.threshold.mode == "cv"
     # resuming that file with the rows rescores them: a record without a row hash cannot show that its
     # row is unchanged (issue 17), and the new records carry the rows' units
     ev = scripted_evaluator(scores)

@@ -76,29 +76,30 @@ def test_without_split_uses_cross_validation_and_says_so():
     rows, scores = _set(split=False)
     recs = [ScoreRecord(id=r.id, task="fact-check", label=r.label, score=scores[r.response]) for r in rows]
     a = analyze(recs, n_resamples=100)
-    assert a.mode == "cv" and "cross-validation" in a.headline()
-    assert a.n_heldout == len(rows)
+    assert a.metrics.threshold.mode == "cv" and "cross-validation" in a.headline()
+    assert a.metrics.threshold.n_heldout == len(rows)
 
 
 def test_tiny_set_is_marked_in_sample():
     recs = [ScoreRecord(id=str(i), task="fact-check", label=int(i == 0), score=0.1 * i) for i in range(6)]
     a = analyze(recs, n_resamples=50)
-    assert a.mode == "in-sample" and "IN-SAMPLE" in a.headline()
+    assert a.metrics.threshold.mode == "in-sample" and "IN-SAMPLE" in a.headline()
 
 
 def test_chance_judge_is_reported_as_chance():
     rows, scores = _set(n=120, strength=0.0)
     recs = [ScoreRecord(id=r.id, task="fact-check", label=r.label, score=scores[r.response], split=r.split) for r in rows]
     a = analyze(recs, n_resamples=300)
-    assert a.heldout["auroc"].contains(0.5)
-    assert "not distinguishable from chance" in a.chance_note()
+    au = a.metrics.heldout["auroc"]
+    assert au.low <= 0.5 <= au.high
+    assert "not distinguishable from chance" in a.metrics.chance_note
 
 
 def test_errors_are_counted_not_scored():
     recs = [ScoreRecord(id=str(i), task="fact-check", label=i % 2, score=0.2 + 0.5 * (i % 2)) for i in range(40)]
     recs.append(ScoreRecord(id="bad", task="fact-check", label=1, error="ContextLengthError: too long"))
     a = analyze(recs, n_resamples=50)
-    assert a.n_errors == 1 and a.n_scored == 40
+    assert (a.metrics.rows.errors, a.metrics.rows.scored) == (1, 40)
 
 
 def test_compare_paired_bootstrap_and_mcnemar():
@@ -128,7 +129,7 @@ def test_criteria_thresholds_per_criterion(tmp_path):
     assert th["tone"]["minimum"] == pytest.approx(0.35, abs=0.07)
     assert th["facts"]["minimum"] == pytest.approx(0.65, abs=0.07)
     a = analyze(recs, n_resamples=50)
-    assert set(a.criteria) == {"tone", "facts"}
+    assert set(a.metrics.criteria) == {"tone", "facts"}
 
 
 def test_cli_calibrate_and_compare_on_saved_scores(tmp_path, capsys, scripted_evaluator):

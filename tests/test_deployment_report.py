@@ -32,7 +32,7 @@ def test_analyze_run_writes_policy_and_deployment_section(tmp_path):
     analyze_run(records, tmp_path, meta={"set": "synthetic"}, options=CalibrationOptions(n_resamples=200))
     policy = load_policy(tmp_path / "policy.json")
     assert policy.feasible and policy.set == "synthetic" and policy.template_hash == "tmpl"
-    assert policy.heldout is not None and policy.heldout["n"] == len(records)
+    assert policy.heldout is not None and policy.heldout.n == len(records)
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     section = md[md.index("### Deployment (fact-check)"):]
     assert f"{policy.lower:.4f} / {policy.upper:.4f}" in section

@@ -138,9 +138,9 @@ def test_policy_and_cascade_fits_share_one_fit_type():
     both = fit_cascade([_records(s[0], y, model="a"), _records(s[1], y, model="b", spec="spec-b")],
                        CascadeFitOptions(alpha=0.15))
     assert type(one).__name__ == "PolicyFit" and one.bands == (Band(one.lower, one.upper),)
-    assert one.cost is None and set(fit_policy(_records(s[1], y), LTTSettings(alpha=0.15)).calibration) == {
+    assert one.cost is None and fit_policy(_records(s[1], y), LTTSettings(alpha=0.15)).calibration.model_fields_set == {
         "coverage", "risk", "error", "testing_units", "candidates", "certified"}
-    assert {"cost", "decided_share"} <= set(both.calibration) and "risk" not in both.calibration
+    assert {"cost", "decided_share"} <= both.calibration.model_fields_set and both.calibration.risk is None
 
 
 def test_the_policy_fitters_take_their_settings_as_one_object(tmp_path):
@@ -166,13 +166,14 @@ def test_the_cascade_is_held_out_as_the_policy_is_on_a_dev_test_split():
     policy_held = heldout_policy(runs[1], alpha=0.15, n_resamples=50)
     cascade = fit_cascade(runs, CascadeFitOptions(alpha=0.15))
     held = heldout_cascade(aligned_stages(runs), cascade, n_resamples=50)
-    assert policy_held["mode"] == held["mode"] == "dev/test split"
-    assert policy_held["n"] == held["n"] == held["systems"]["cascade"]["n"] == n_test
+    assert policy_held.mode == held.mode == "dev/test split"
+    assert policy_held.n == held.n == held.systems["cascade"].n == n_test
     # "b alone" is the policy's method with the cascade's fit: same held-out rows, same decided count
-    assert held["systems"]["b alone"]["n"] == n_test
+    assert held.systems["b alone"].n == n_test
+    assert len(held.systems["cascade"].stage_shares) == 2 and held.systems["cascade"].risk is None
     unsplit = heldout_cascade(aligned_stages([_records(s[0], y, model="a"), _records(s[1], y, model="b")]),
                               cascade, n_resamples=50)
-    assert unsplit["mode"] == "5-fold cross-fitting over units" and unsplit["n"] == len(y)
+    assert unsplit.mode == "5-fold cross-fitting over units" and unsplit.n == len(y)
 
 
 def test_a_certified_policy_without_a_fail_threshold_describes_itself():

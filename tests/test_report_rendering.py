@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from judgelab.calibration import CalibrationOptions, Interval, ScoreRecord, analyze_run
+from judgelab.calibration.pipeline import analyze_records
 from judgelab.calibration.report import (
     Bullets,
     Code,
@@ -30,7 +31,9 @@ from judgelab.calibration.report import (
     Section,
     render_html,
     render_markdown,
+    calibration_report,
     table_section,
+    write_report,
 )
 from judgelab.calibration.robustness import (
     AttackStats,
@@ -38,7 +41,8 @@ from judgelab.calibration.robustness import (
     FenceComparison,
     LabelMassStats,
     TaskStress,
-    add_robustness_section,
+    robustness_section,
+    write_robustness_figures,
 )
 from judgelab.cli import main
 from judgelab.tuning import write_tuning_report
@@ -124,19 +128,25 @@ def test_calibration_report_with_deployment(calibration_run):
     _check("calibration.html", calibration_run / "report.html", calibration_run)
 
 
-def test_robustness_section_is_added_once(calibration_run, tmp_path):
-    for name in ("report.md", "report.html"):
-        (tmp_path / name).write_bytes((calibration_run / name).read_bytes())
-    add_robustness_section(_stress(), tmp_path, figures=False)
-    add_robustness_section(_stress(), tmp_path, figures=True)  # replaces the first
-    _check("robustness.md", tmp_path / "report.md", tmp_path, calibration_run)
-    _check("robustness.html", tmp_path / "report.html", tmp_path, calibration_run)
+def test_robustness_is_a_section_of_the_one_report(tmp_path):
+    """A stress run's Robustness section is rendered with the calibration report, not spliced in after."""
+    meta = {"model": "gemma-3-270m", "set": "synthetic"}
+    run = analyze_records(_records(), tmp_path, meta=meta,
+                          options=CalibrationOptions(n_resamples=200, self_generators=("*gemma*",)))
+    pngs = write_robustness_figures(_stress(), tmp_path)
+    assert set(pngs) == {"fact-check", "relevancy"} and (tmp_path / "figures" / "fact-check-robustness.png").exists()
+    section = robustness_section(_stress(), {t: f"figures/{t}-robustness.png" for t in pngs}, pngs)
+    write_report(run.analyses, tmp_path, meta=meta, deployments=run.deployments, sections=[section])
+    _check("robustness.md", tmp_path / "report.md", tmp_path)
+    _check("robustness.html", tmp_path / "report.html", tmp_path)
 
 
-def test_robustness_section_without_a_report(tmp_path):
-    add_robustness_section(_stress(), tmp_path, figures=False)
-    _check("robustness-alone.md", tmp_path / "report.md", tmp_path)
-    _check("robustness-alone.html", tmp_path / "report.html", tmp_path)
+def test_robustness_section_alone():
+    report = calibration_report({}, sections=[robustness_section(_stress())])
+    (SAVED / "robustness-alone.md").write_text(render_markdown(report), encoding="utf-8") if UPDATE else None
+    (SAVED / "robustness-alone.html").write_text(render_html(report), encoding="utf-8") if UPDATE else None
+    assert render_markdown(report) == (SAVED / "robustness-alone.md").read_text(encoding="utf-8")
+    assert render_html(report) == (SAVED / "robustness-alone.html").read_text(encoding="utf-8")
 
 
 def _stage_runs(tmp_path: Path) -> list[str]:

@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
     print_executor_report(executor)
     for task, a in result.analyses.items():
         print(f"{task}: {a.headline()}")
-        if a.calibrator_choice is not None:
-            print(f"  calibrator: {a.calibrator_choice.reason}")
+        if a.metrics.calibrator_choice is not None:
+            print(f"  calibrator: {a.metrics.calibrator_choice.reason}")
         for warning in a.warnings():
             print(f"  warning: {warning}")
     if args.corrections:

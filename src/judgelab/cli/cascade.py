@@ -97,8 +97,8 @@ def run_fit(args: argparse.Namespace) -> int:
     report = write_cascade_report(policy, held, out, figures=not args.no_plots)
     print(policy.describe())
     if held:
-        for name, st in held["systems"].items():
-            print(f"  held-out {name}: coverage {st['coverage_text']}, error {st['error_text']}, cost {st['cost_text']}")
+        for name, st in held.systems.items():
+            print(f"  held-out {name}: coverage {st.coverage}, error {st.error}, cost {st.cost if st.cost is not None else 'n/a'}")
         print_interval_warning([r.unit for r in records[0] if r.ok], what="held-out cascade intervals")
     print(f"cascade: {path}\nreport: {report}")
     return 0

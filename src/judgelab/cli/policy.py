@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     held = policy.heldout
     print(f"{task}: {policy.describe()}")
     if held:
-        print(f"  held-out ({held['mode']}): coverage {held['coverage_text']}, {policy.risk} among decided "
-              f"{held['risk_text']} on {held['n']} rows")
+        print(f"  held-out ({held.mode}): coverage {held.coverage}, {policy.risk} among decided "
+              f"{format(held.risk) if held.risk is not None else 'n/a'} on {held.n} rows")
     print_interval_warning([r.unit for r in records if r.ok], what="policy intervals")
     print(f"policy: {out}")
     return 0

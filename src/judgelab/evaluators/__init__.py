@@ -47,6 +47,14 @@ from judgelab.evaluators.fact_checking import (
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
 from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
 from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
+from judgelab.evaluators._policy_figures import (
+    FitFigures,
+    HeldoutCascade,
+    HeldoutFigures,
+    HeldoutPolicy,
+    IntervalRecord,
+    Num,
+)
 from judgelab.evaluators._policy_file import (
     CASCADE_METHOD,
     LTT_CITATION,
@@ -68,6 +76,12 @@ from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
 from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
 
 __all__ = [
+    "FitFigures",
+    "HeldoutCascade",
+    "HeldoutFigures",
+    "HeldoutPolicy",
+    "IntervalRecord",
+    "Num",
     "chunk_text",
     "content_words",
     "evidence_windows",

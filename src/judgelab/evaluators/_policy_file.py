@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from judgelab.errors import DataError, ParameterError, PolicyMismatchError
+from judgelab.evaluators._policy_figures import FitFigures, HeldoutCascade, HeldoutPolicy
 from judgelab.textfiles import load_json_model, save_json_model
 
 __all__ = ["CASCADE_METHOD", "LTT_CITATION", "POLICY_METHOD", "Band", "CascadePolicy", "CascadeStage", "JudgeIdentity",
@@ -202,8 +203,8 @@ class Policy(BaseModel):
     ordering_fraction: float = 0.3
     seed: int | None = 0
     set: str | None = None
-    calibration: dict[str, Any] = {}
-    heldout: dict[str, Any] | None = None
+    calibration: FitFigures = FitFigures()
+    heldout: HeldoutPolicy | HeldoutCascade | None = None
     rows_needed: int | None = None
     units_needed: int | None = None
     note: str = ""
@@ -349,7 +350,7 @@ class Policy(BaseModel):
         if not self.feasible:
             return (f"No pair of thresholds keeps the {self.risk} rate <= {self.alpha:g} (with probability "
                     f">= {1 - self.delta:g}) on these {self.n} rows: the policy abstains on every row. {self.note}")
-        cov = self.calibration.get("coverage")
+        cov = self.calibration.coverage
         fail = "never FAIL" if self.lower is None else f"FAIL below {self.lower:.4f}"
         pas = "never PASS" if self.upper is None else f"PASS at or above {self.upper:.4f}"
         return (f"{fail}, {pas}, ABSTAIN between: "
@@ -363,10 +364,10 @@ class Policy(BaseModel):
             return (f"No cascade {names} keeps the error among decided rows <= {self.alpha:g} (with probability "
                     f">= {1 - self.delta:g}) on these {self.n} rows: it abstains on every row. {self.note}")
         cal = self.calibration
-        share = ", ".join(f"{s.name} {v * 100:.1f}%" for s, v in zip(self.stages, cal.get("decided_share", [])))
+        share = ", ".join(f"{s.name} {v * 100:.1f}%" for s, v in zip(self.stages, cal.decided_share or []))
         return (f"Cascade {names}: error among decided rows <= {self.alpha:g} with probability >= {1 - self.delta:g} "
-                f"({self.n} rows in {self.n_units} units); decides {cal.get('coverage', 0) * 100:.1f}% of the "
-                f"calibration rows ({share}) at {cal.get('cost', math.nan):.1f} {self.cost_unit} per row.")
+                f"({self.n} rows in {self.n_units} units); decides {(cal.coverage or 0) * 100:.1f}% of the "
+                f"calibration rows ({share}) at {math.nan if cal.cost is None else cal.cost:.1f} {self.cost_unit} per row.")
 
     def save(self, path: str | Path) -> Path:
         """Write the policy as JSON (``policy.json``, ``cascade.json``); returns the path."""

@@ -6,7 +6,9 @@ Imports only ``data`` and ``scoring``.
 
 from judgelab.calibration.analysis._analysis import (
     Analysis,
+    PlotArrays,
     analyze,
+    stated_warnings,
 )
 from judgelab.calibration.analysis._agreement import (
     Agreement,
@@ -109,6 +111,7 @@ __all__ = [
     "AbstainBand",
     "Agreement",
     "Analysis",
+    "PlotArrays",
     "CALIBRATORS",
     "Calibrator",
     "CalibratorChoice",
@@ -131,6 +134,7 @@ __all__ = [
     "abstain_band",
     "agreement",
     "analyze",
+    "stated_warnings",
     "binary_metrics",
     "bootstrap_interval",
     "bootstrap_many",

@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from judgelab.calibration.analysis._analysis_record import agreement_record
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
 from judgelab.calibration.analysis._metrics import _degenerate, _rankdata, _validate
-from judgelab.calibration.data import renamed_keyword
+from judgelab.calibration.data import AgreementRecord, IntervalRecord, LengthBiasRecord, renamed_keyword
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -130,9 +129,15 @@ class Agreement:
     tpr: Interval
     tnr: Interval
 
+    def record(self) -> AgreementRecord:
+        """The agreement as ``metrics.json`` keeps it (``n_pos`` and ``n_neg`` as ``n_label_1`` and ``n_label_0``)."""
+        return AgreementRecord(rows=self.rows, n=self.n, n_label_1=self.n_pos, n_label_0=self.n_neg,
+                               threshold=self.threshold, cohen_kappa=self.kappa.record(), tpr=self.tpr.record(),
+                               tnr=self.tnr.record())
+
     def to_dict(self) -> dict[str, Any]:
         """The agreement as JSON-ready data (the ``agreement`` of ``metrics.json``; nan as ``None``)."""
-        return agreement_record(self).model_dump()
+        return self.record().model_dump()
 
 
 def _agreement_stat(y: np.ndarray, s: np.ndarray, t: np.ndarray) -> dict[str, float]:
@@ -200,7 +205,17 @@ class LengthBias:
         """Whether any label's interval excludes 0."""
         return any(not math.isnan(iv.low) and (iv.low > 0 or iv.high < 0) for iv in self.rho.values())
 
+    def record(self) -> LengthBiasRecord:
+        """The measurement as ``metrics.json`` keeps it (labels as string keys, the verdict in words)."""
+        rho: dict[str, IntervalRecord] = {str(k): v.record() for k, v in self.rho.items()}
+        return LengthBiasRecord(
+            spearman_by_label=rho, rows_by_label={str(k): v for k, v in self.n.items()},
+            median_chars_by_label={str(k): v for k, v in self.median_chars.items()},
+            rows_without_length=self.n_missing, moves_with_length=self.moves_with_length, verdict=self.verdict(),
+        )
+
     def verdict(self) -> str:
+        """The finding in one sentence."""
         parts = []
         for label, iv in self.rho.items():
             if math.isnan(iv.low):

@@ -10,33 +10,39 @@ import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._analysis_record import analysis_record
 from judgelab.calibration.analysis._agreement import (
     AGREEMENT_ROWS,
-    Agreement,
-    LengthBias,
     agreement,
     records_length_bias,
 )
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
-from judgelab.calibration.analysis._calibrator_choice import CalibratorChoice, check_calibrator_name, choose_calibrator
+from judgelab.calibration.analysis._calibrator_choice import check_calibrator_name, choose_calibrator
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
 from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds
-from judgelab.calibration.analysis._honesty import RunCompleteness, interval_warning
+from judgelab.calibration.analysis._headline import chance_note, headline
+from judgelab.calibration.analysis._honesty import interval_warning
 from judgelab.calibration.analysis._metrics import (
     THRESHOLD_METRICS,
     DegenerateMetricWarning,
     binary_metrics,
     fast_binary_metrics,
 )
-from judgelab.calibration.data import ScoreRecord
-from judgelab.calibration.data import TaskMetrics
-from judgelab.calibration.analysis._selfpref import SelfPreference, self_preference
+from judgelab.calibration.data import (
+    AbstainBands,
+    CalibrationRecord,
+    CalibratorRecord,
+    CriterionMinimum,
+    RowCounts,
+    ScoreRecord,
+    TaskMetrics,
+    TaskThreshold,
+)
+from judgelab.calibration.analysis._selfpref import self_preference
 from judgelab.calibration.analysis._splits import SplitPlan, split_plan, unit_folds
 from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
@@ -46,118 +52,70 @@ from judgelab.calibration.analysis._thresholds import (
 )
 from judgelab.errors import DataError
 
-__all__ = ["Analysis", "analyze"]
+__all__ = ["Analysis", "PlotArrays", "analyze", "stated_warnings"]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Analysis:
-    """What ``analyze`` found for one task's records (``metrics()``: the typed part ``metrics.json`` keeps)."""
+class PlotArrays:
+    """The rows the report's figures are drawn from (kept apart from the figures; not in ``metrics.json``).
 
-    task: str
-    n_rows: int
-    n_scored: int
-    n_errors: int
-    strategy: str
-    mode: str  # "split" | "cv" | "in-sample"
-    mode_note: str
-    threshold: float
-    threshold_calibrated: float | None
-    n_tuning: int
-    n_heldout: int
-    heldout: dict[str, Interval]
-    heldout_by_group: dict[str, dict[str, Interval]]
-    in_sample: dict[str, float]
-    abstain: AbstainBand
-    abstain_heldout: AbstainBand
-    calibration: dict[str, dict[str, float]]
-    calibrator_kind: str
-    calibrator: Calibrator | None
-    self_pref: SelfPreference | None
-    criteria: dict[str, dict[str, Any]] = field(default_factory=dict)
-    calibrator_choice: CalibratorChoice | None = None
-    """Which calibrator was shipped and why (``calibrator_kind`` is ``"raw"`` when none is)."""
-    # arrays for plots (held-out rows): labels, the records' scores (raw scores in a calibrate run,
-    # whose evaluators have no calibrator) and those scores after this analysis's calibrator
-    y: np.ndarray = field(default_factory=lambda: np.empty(0))
-    s: np.ndarray = field(default_factory=lambda: np.empty(0))
-    s_cal: np.ndarray = field(default_factory=lambda: np.empty(0))
-    s_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
-    y_tuning: np.ndarray = field(default_factory=lambda: np.empty(0))
-    notes: list[str] = field(default_factory=list)
-    """Warnings about the data (one class only, rows without evidence, ...), shown in the report."""
-    undefined_metrics: list[str] = field(default_factory=list)
+    Held-out rows: labels ``y``, the records' scores ``s`` (raw scores in a
+    calibrate run, whose evaluators have no calibrator) and those scores
+    after the analysis's calibrator ``s_cal``; the tuning rows' scores and
+    labels ``s_tuning`` and ``y_tuning``.
+    """
+
+    y: np.ndarray
+    s: np.ndarray
+    s_cal: np.ndarray
+    s_tuning: np.ndarray
+    y_tuning: np.ndarray
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What ``analyze`` found for one task's records.
+
+    ``metrics`` is every figure, under the names ``metrics.json`` gives them
+    (the report renders it; ``gate``, ``compare``, ``estimate``, ``cascade``
+    and ``jury`` read the same model back with ``read_metrics``). Beside it,
+    what the file does not keep: the arrays the plots need, the fitted
+    calibrator (saved as ``calibrator-TASK.json``) and why a metric was
+    undefined on some rows.
+    """
+
+    metrics: TaskMetrics
+    plots: PlotArrays
+    calibrator: Calibrator | None = None
+    undefined_metrics: tuple[str, ...] = ()
     """Why a metric was nan on some tuning or held-out rows (``DegenerateMetricWarning`` messages)."""
-    agreement: Agreement | None = None
-    """Cohen's kappa, TPR and TNR at the shipped threshold on the held-out rows, with intervals."""
-    length_bias: LengthBias | None = None
-    """Spearman's rho of score and judged-text length per label (None: the records carry no length)."""
 
     @property
-    def single_class(self) -> int | None:
-        """The label when every scored row has the same one, else ``None``."""
-        labels = set(np.unique(self.y_tuning).tolist()) | set(np.unique(self.y).tolist())
-        return int(next(iter(labels))) if len(labels) == 1 else None
+    def task(self) -> str:
+        """The task analysed."""
+        return self.metrics.task or ""
+
+    def headline(self) -> str:
+        """The one sentence a user wants first (``metrics.headline``)."""
+        return self.metrics.headline or ""
 
     def warnings(self) -> list[str]:
         """Every warning the report states: the data notes, then the chance note."""
-        chance = self.chance_note()
-        return [*self.notes, *([chance] if chance else [])]
+        return stated_warnings(self.metrics)
 
-    def headline(self) -> str:
-        """The one sentence a user wants first ("Partial run, on N of M rows: ..." when rows failed)."""
-        scope = RunCompleteness(self.n_rows, self.n_scored).scope
-        return f"Partial run, {scope}: {self._headline()}" if scope else self._headline()
+    def with_warnings(self, notes: Sequence[str]) -> Analysis:
+        """This analysis with ``notes`` (warnings about the data) added after its own."""
+        if not notes:
+            return self
+        added = [*(self.metrics.warnings or []), *notes]
+        return replace(self, metrics=self.metrics.model_copy(update={"warnings": added}))
 
-    def _headline(self) -> str:
-        if self.single_class is not None:
-            return (
-                f"No threshold to ship: every scored row has label {self.single_class}, so no threshold "
-                f"can be chosen from evidence (the {self.threshold:.3f} below is not one); "
-                f"add rows of label {1 - self.single_class}."
-            )
-        ba = self.heldout.get("balanced_accuracy")
-        where = {
-            "split": f"on {self.n_heldout} held-out test rows (tuned on {self.n_tuning} dev rows)",
-            "cv": f"on held-out folds ({self.n_heldout} rows, {self.mode_note})",
-            "in-sample": f"on the {self.n_heldout} rows it was tuned on (IN-SAMPLE: {self.mode_note})",
-        }[self.mode]
-        cal = self.calibration.get(self.calibrator_kind, {})
-        ece = cal.get("ece_after")
-        ece_txt = (
-            f"calibrated ECE {ece:.3f} ({self.calibrator_kind}, held-out; raw {cal.get('ece_before', math.nan):.3f})"
-            if ece is not None and not math.isnan(ece)
-            else "calibrated ECE: n/a"
-        )
-        if self.calibrator_kind == "raw":
-            raw = next((c["ece_before"] for c in self.calibration.values() if not math.isnan(c["ece_before"])), math.nan)
-            ece_txt = f"no calibrator shipped, raw ECE {raw:.3f} (held-out)"
 
-        if self.self_pref is not None and self.self_pref.measurable:
-            sp = f"self-preference gap {self.self_pref.gap_pos:+.3f} (p = {self.self_pref.p_value_pos:.3g})"
-        else:
-            sp = "self-preference gap: not measurable on this set"
-        return (
-            f"Ship threshold {self.threshold:.3f}: expected balanced accuracy {ba} {where}; "
-            f"{ece_txt}; {sp}."
-        )
-
-    def chance_note(self) -> str | None:
-        """A plain warning when AUROC's interval includes 0.5."""
-        au = self.heldout.get("auroc")
-        if au is None or math.isnan(au.estimate):
-            return None
-        if not math.isnan(au.low) and au.low <= 0.5 <= au.high:
-            return (
-                f"AUROC {au} includes 0.5: on this set the judge's scores are not "
-                "distinguishable from chance. Do not ship it for this task without a better model."
-            )
-        return None
-
-    def metrics(self) -> TaskMetrics:
-        """What ``metrics.json`` keeps of this analysis: the typed ``TaskMetrics`` of the task."""
-        return analysis_record(self)
+def stated_warnings(m: TaskMetrics) -> list[str]:
+    """A task's warnings as the report states them: its data notes, then its chance note."""
+    return [*(m.warnings or []), *([m.chance_note] if m.chance_note else [])]
 
 
 @contextmanager
@@ -257,16 +215,37 @@ def analyze(
     held = plan.held
     agree = agreement(data.y[held], data.s[held], threshold=tuning.thr_row[held], units=data.units[held],
                       rows=AGREEMENT_ROWS[plan.mode], n_resamples=n_resamples, seed=seed)
-    return Analysis(
-        task=data.task, n_rows=len(records), n_scored=len(ok), n_errors=len(records) - len(ok),
-        strategy=str(st), mode=plan.mode, mode_note=plan.note, threshold=float(t), threshold_calibrated=t_cal,
-        n_tuning=int(plan.tune.sum()), n_heldout=int(held.sum()), heldout=heldout, heldout_by_group=by_group,
-        in_sample=in_sample, abstain=tuning.band, abstain_heldout=band_held, calibration=calibration,
-        calibrator_kind=choice.kind, calibrator=final_cal, self_pref=sp, criteria=crit, calibrator_choice=choice,
-        y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.kind, data.s)[held], s_tuning=s_tuning,
-        y_tuning=y_tuning, notes=_data_notes(data, heldout, held), undefined_metrics=undefined, agreement=agree,
-        length_bias=records_length_bias(ok, units=data.units, n_resamples=n_resamples, seed=seed),
+    notes = _data_notes(data, heldout, held)
+    lb = records_length_bias(ok, units=data.units, n_resamples=n_resamples, seed=seed)
+    held_records = {k: v.record() for k, v in heldout.items()}
+    # warnings, agreement and length_bias are set only when there are some (so written only then);
+    # every other field always, null when there is nothing
+    optional: dict[str, Any] = {**({"warnings": notes} if notes else {}), "agreement": agree.record(),
+                                **({"length_bias": lb.record()} if lb is not None else {})}
+    m = TaskMetrics(
+        task=data.task, headline="", chance_note=chance_note(held_records),
+        rows=RowCounts(total=len(records), scored=len(ok), errors=len(records) - len(ok)),
+        threshold=TaskThreshold(value=float(t), calibrated_value=t_cal, strategy=str(st), mode=plan.mode,
+                                note=plan.note, n_tuning=int(plan.tune.sum()), n_heldout=int(held.sum())),
+        heldout=held_records,
+        heldout_by_group={g: {k: v.record() for k, v in ivs.items()} for g, ivs in by_group.items()},
+        in_sample_at_threshold=dict(in_sample),
+        abstain_band=AbstainBands(tuned=tuning.band.record(), heldout=band_held.record()),
+        calibration={k: CalibrationRecord.model_validate(v) for k, v in calibration.items()},
+        calibrator=CalibratorRecord.model_validate(final_cal.to_dict()) if final_cal is not None else None,
+        calibrator_choice=choice.record(), self_preference=sp.record() if sp is not None else None,
+        criteria={k: CriterionMinimum.model_validate(v) for k, v in crit.items()}, **optional,
     )
+    m = m.model_copy(update={"headline": headline(m, _single_class(y_tuning, data.y[held]))})
+    plots = PlotArrays(y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.kind, data.s)[held],
+                       s_tuning=s_tuning, y_tuning=y_tuning)
+    return Analysis(m, plots, final_cal, tuple(undefined))
+
+
+def _single_class(*labels: np.ndarray) -> int | None:
+    """The label when every scored row has the same one, else ``None``."""
+    seen = set().union(*(np.unique(y).tolist() for y in labels))
+    return int(next(iter(seen))) if len(seen) == 1 else None
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,21 @@ class Interval:
         """Whether ``value`` lies in [low, high] (false when the interval is nan)."""
         return bool(self.low <= value <= self.high)
 
+    @classmethod
+    def of(cls, record: IntervalRecord) -> Interval:
+        """A run file's interval as an ``Interval`` (``None`` as nan, the 95% level judgelab writes)."""
+        def num(x: float | None) -> float:
+            return math.nan if x is None else x
+
+        return cls(num(record.estimate), num(record.low), num(record.high))
+
+    def record(self) -> IntervalRecord:
+        """The interval as run files keep it: estimate, low and high (nan as ``None``), no confidence level."""
+        return IntervalRecord.model_validate(self, from_attributes=True)
+
     def to_dict(self) -> dict[str, float | None]:
         """Estimate, low and high as JSON-ready data (nan as ``None``), as run files write an interval."""
-        return IntervalRecord.model_validate(self, from_attributes=True).model_dump()
+        return self.record().model_dump()
 
     def __format__(self, spec: str) -> str:
         spec = spec or ".3f"

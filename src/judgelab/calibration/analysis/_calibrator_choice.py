@@ -18,6 +18,7 @@ import numpy as np
 
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, make_calibrator
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
+from judgelab.calibration.data import CalibratorChoiceRecord
 from judgelab.errors import JudgelabError
 
 __all__ = ["CALIBRATOR_CHOICES", "CalibratorChoice", "check_calibrator_name", "choose_calibrator"]
@@ -60,6 +61,11 @@ class CalibratorChoice:
     reason: str
     cv_ece: Mapping[str, float] = field(default_factory=dict)
     guarded: bool = False
+
+    def record(self) -> CalibratorChoiceRecord:
+        """The choice as ``metrics.json`` keeps it (``kind`` as ``shipped``, ``guarded`` as ``replaced_by_raw``)."""
+        return CalibratorChoiceRecord(shipped=self.kind, requested=self.requested, reason=self.reason,
+                                      cv_ece=dict(self.cv_ece), replaced_by_raw=self.guarded)
 
 
 def _ece(y: np.ndarray, s: np.ndarray) -> float:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from judgelab.calibration.analysis._bootstrap import Interval
+from judgelab.calibration.data import GeneratorStatsRecord, SelfPreferenceRecord
 
 __all__ = ["GeneratorStats", "SelfPreference", "is_self_generator", "self_preference"]
 
@@ -76,6 +77,18 @@ class SelfPreference:
     message: str
     n_unknown: int = 0
     extra: dict = field(default_factory=dict)
+
+    def record(self) -> SelfPreferenceRecord:
+        """The measurement as ``metrics.json`` keeps it (``self_stats`` as ``self``, ``n_unknown`` as ``n_unknown_generator``)."""
+        def stats(s: GeneratorStats) -> GeneratorStatsRecord:
+            return GeneratorStatsRecord.model_validate(s, from_attributes=True)
+
+        return SelfPreferenceRecord(
+            patterns=list(self.patterns), measurable=self.measurable, message=self.message,
+            gap_pos=self.gap_pos.record(), gap_neg=self.gap_neg.record(), p_value_pos=self.p_value_pos,
+            p_value_neg=self.p_value_neg, self=stats(self.self_stats), other=stats(self.other_stats),
+            by_generator=[stats(s) for s in self.by_generator], n_unknown_generator=self.n_unknown,
+        )
 
 
 def _rate(x: np.ndarray) -> float:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from judgelab.calibration.data import AbstainBandRecord
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -193,6 +194,10 @@ class AbstainBand:
     coverage: float
     error: float
     target_error: float
+
+    def record(self) -> AbstainBandRecord:
+        """The band as ``metrics.json`` keeps it (nan as ``None``)."""
+        return AbstainBandRecord.model_validate(self, from_attributes=True)
 
 
 def abstain_band(y_true: ArrayLike, y_score: ArrayLike, *, target_error: float = 0.1, n_grid: int = 200) -> AbstainBand:

@@ -12,10 +12,11 @@ agreement threshold are written as computed (a nan threshold is JSON's
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, ConfigDict
+
+from judgelab.evaluators import IntervalRecord, Num
 
 __all__ = [
     "AbstainBandRecord",
@@ -36,27 +37,10 @@ __all__ = [
 ]
 
 
-def _nan_to_none(value: Any) -> Any:
-    """``None`` for a float nan (JSON has no nan; judgelab writes null), else the value unchanged."""
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
-#: A figure that may be undefined: a float, or ``None`` where it is nan (written as JSON null).
-Num = Annotated[float | None, BeforeValidator(_nan_to_none)]
-
-
 class _Record(BaseModel):
     """A frozen part of a run file; a key it does not declare is an error, not silently kept."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class IntervalRecord(_Record):
-    """A point estimate with its 95% bootstrap interval (``Interval`` without its confidence level)."""
-
-    estimate: Num
-    low: Num
-    high: Num
 
 
 class RowCounts(_Record):
@@ -217,3 +201,10 @@ class TaskMetrics(_Record):
     length_bias: LengthBiasRecord | None = None
     calibrator_file: str | None = None
     policy: dict[str, Any] | None = None
+
+    @property
+    def shipped_calibrator(self) -> str:
+        """The calibrator shipped (``"raw"``: none), from ``calibrator_choice`` or, in older files, ``calibrator``."""
+        if self.calibrator_choice is not None:
+            return self.calibrator_choice.shipped
+        return self.calibrator.kind if self.calibrator is not None else "raw"

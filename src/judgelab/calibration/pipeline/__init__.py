@@ -6,15 +6,27 @@ Imports only the sub-packages before it.
 from judgelab.calibration.pipeline._options import (
     CalibrationOptions,
 )
+from judgelab.calibration.pipeline._analyze_run import (
+    RunAnalysis,
+    analyze_records,
+    analyze_run,
+)
+from judgelab.calibration.pipeline._deployment import (
+    deployment_for,
+)
 from judgelab.calibration.pipeline._suite import (
     CalibrationResult,
-    analyze_run,
     calibrate,
+    score_and_analyze,
 )
 
 __all__ = [
     "CalibrationOptions",
     "CalibrationResult",
+    "RunAnalysis",
+    "analyze_records",
     "analyze_run",
     "calibrate",
+    "deployment_for",
+    "score_and_analyze",
 ]

@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis import Analysis, analyze, check_publishable, run_completeness
+from judgelab.calibration.analysis import Analysis, check_publishable, run_completeness
 from judgelab.calibration.scoring import Executor, LocalExecutor
 from judgelab.calibration.scoring import EvaluatorFactory, EvaluatorSource, default_evaluator_for
 from judgelab.calibration.scoring import LazyModel
-from judgelab.calibration.report import write_report
+from judgelab.calibration.report import Deployment, Section, write_report
 from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.data import resolve_set, rows_by_task
 from judgelab.calibration.data import AppliedCorrections, apply_corrections
@@ -22,6 +22,7 @@ from judgelab.calibration.scoring import run
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline._options import CalibrationOptions
 from judgelab.calibration.pipeline._judge import task_identity
+from judgelab.calibration.pipeline._analyze_run import analyze_records
 from judgelab.engine import ModelSource
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import (
@@ -30,7 +31,7 @@ from judgelab.evaluators import (
 )
 from judgelab.specs import DEFAULT_MODEL_ID
 
-__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "analyze_run"]
+__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "score_and_analyze"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,73 +41,26 @@ NOT_SCORED = "not scored: scoring stopped before this row (the judge stopped ans
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class CalibrationResult:
-    """What ``calibrate`` produced: per-task analyses, records and written files."""
+    """What ``calibrate`` produced: per-task analyses and policies, records, run facts and written files."""
 
     analyses: dict[str, Analysis]
     records: list[ScoreRecord]
     files: dict[str, Path]
     out: Path
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    deployments: dict[str, Deployment] | None = None
+    figures: bool = True
 
     def headline(self) -> str:
         return "\n".join(f"{t}: {a.headline()}" for t, a in self.analyses.items())
 
+    def write_report(self, sections: Sequence[Section] = ()) -> dict[str, Path]:
+        """Write metrics.json and the report of this run to ``out``, with ``sections`` last (``write_report``)."""
+        return write_report(self.analyses, self.out, meta=self.meta, figures=self.figures,
+                            deployments=self.deployments, sections=sections)
+
     def __repr__(self) -> str:
         return f"CalibrationResult(out={str(self.out)!r}, tasks={list(self.analyses)})"
-
-
-def analyze_run(
-    records: Sequence[ScoreRecord] | str | Path,
-    out: str | Path,
-    *,
-    meta: Mapping[str, Any] | None = None,
-    notes: Mapping[str, Sequence[str]] | None = None,
-    policy_delta: float | None = 0.1,
-    options: CalibrationOptions | None = None,
-) -> dict[str, Analysis]:
-    """Analyse saved scores (no model needed) and write metrics.json and the reports to ``out``.
-
-    ``options`` (a ``CalibrationOptions``; its ``threshold_strategy``,
-    ``calibrator``, ``self_generators``, ``target_error``, ``k_folds``,
-    ``n_resamples``, ``seed`` and ``figures`` are read) say how. ``notes`` are ``{task: [warning, ...]}`` about the data, stated
-    in the report.
-
-    With ``policy_delta`` set (the default 0.1), each task also gets a
-    pass/fail/abstain policy at ``alpha = target_error`` (``policy.json``, or
-    ``policy-TASK.json`` for several tasks) and a Deployment report section.
-    """
-    o = options_or_default(CalibrationOptions, options, "analyze_run")
-    if isinstance(records, (str, Path)):
-        records = read_scores(records)
-    by_task: dict[str, list[ScoreRecord]] = {}
-    for r in records:
-        by_task.setdefault(r.task, []).append(r)
-    analyses = {
-        task: analyze(
-            recs,
-            strategy=o.threshold_strategy,
-            calibrator=o.calibrator,
-            self_generators=tuple(o.self_generators or ()),
-            k_folds=o.k_folds,
-            target_error=o.target_error,
-            n_resamples=o.n_resamples,
-            seed=o.seed,
-        )
-        for task, recs in by_task.items()
-    }
-    for task, task_notes in (notes or {}).items():
-        if task in analyses:
-            analyses[task] = dataclasses.replace(analyses[task], notes=[*analyses[task].notes, *task_notes])
-    deployments = None
-    if policy_delta is not None:
-        from judgelab.calibration.report import deployment_for
-
-        deployments = {
-            task: deployment_for(recs, out, alpha=o.target_error, delta=policy_delta, seed=o.seed,
-                                 set_name=(meta or {}).get("set"), single_task=len(by_task) == 1)
-            for task, recs in by_task.items()
-        }
-    write_report(analyses, out, meta=meta, figures=o.figures, deployments=deployments)
-    return analyses
 
 
 def _writable_folder(out: str | Path) -> Path:
@@ -155,48 +109,57 @@ def calibrate(
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
-    Scores every row (resumably, into ``out/scores.jsonl``), then writes
-    ``metrics.json``, ``report.md``, ``report.html``, the fitted calibrator
-    per task (``calibrator-TASK.json``) and figures to ``out``.
+    Scores every row (resumably, into ``out/scores.jsonl``), then writes ``metrics.json``, ``report.md``,
+    ``report.html``, the fitted calibrator per task (``calibrator-TASK.json``), the policy and figures to ``out``.
 
     Parameters
     ----------
     model
-        A loaded ``JudgeModel``; a ``LazyModel`` or other loader (a callable
-        returning one, called only when rows must be scored); or a model id or
-        path. Ignored for tasks covered by ``evaluators``.
+        A loaded ``JudgeModel``; a ``LazyModel`` or other loader (called only when rows must be scored);
+        or a model id or path. Ignored for tasks covered by ``evaluators``.
     set
         A labelled JSONL file, ``KIND:PATH`` to import on the fly (e.g.
-        ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the
-        starter set.
+        ``wice:../shared/data/wice/dev.jsonl``), rows, or None for the starter set.
     out
         Output folder; rerunning with the same folder resumes scoring.
     task
         Keep only rows of this task (or tasks).
     evaluators
-        ``{task: Evaluator}`` to use instead of building evaluators from
-        ``model`` (e.g. a tuned template or a remote judge).
+        ``{task: Evaluator}`` to use instead of building evaluators from ``model`` (e.g. a remote judge).
     model_options
         Extra keyword arguments for ``load_model`` (e.g. ``n_threads``).
     executor
-        Where rows are scored (see ``run``); default this process. With a
-        distributed executor (``RayExecutor``) no model is loaded here: each
-        replica builds its evaluator from an ``EvaluatorFactory`` of
-        ``model`` (then a model id or path), ``backend`` and
-        ``model_options``.
-
+        Where rows are scored (see ``run``); default this process. With a distributed executor
+        (``RayExecutor``) each replica builds its evaluator from an ``EvaluatorFactory`` of ``model``.
     options
-        How to choose rows, thresholds and intervals: a ``CalibrationOptions``
-        (``threshold_strategy``, ``calibrator``, ``self_generators``,
-        ``target_error``, ``limit``, ``skip_invalid``, ``batch_size``,
-        ``k_folds``, ``n_resamples``, ``seed``, ``progress``, ``figures``);
-        None for the defaults. The options object is the only way to set
-        them: ``calibrate(..., limit=24)`` raises ``TypeError``, write
-        ``calibrate(..., options=CalibrationOptions(limit=24))``.
+        A ``CalibrationOptions`` (thresholds, intervals, limit, figures...); None for the defaults. It is
+        the only way to set them: ``calibrate(..., limit=24)`` raises ``TypeError``.
 
     Returns
     -------
     CalibrationResult
+    """
+    result = score_and_analyze(model, set, out, task=task, evaluators=evaluators, model_options=model_options,
+                               executor=executor, options=options)
+    result.write_report()
+    return result
+
+
+def score_and_analyze(
+    model: ModelSource = DEFAULT_MODEL_ID,
+    set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
+    out: str | Path = "runs/calibrate",
+    *,
+    task: str | Sequence[str] | None = None,
+    evaluators: Mapping[str, Evaluator] | None = None,
+    model_options: Mapping[str, Any] | None = None,
+    executor: Executor | None = None,
+    options: CalibrationOptions | None = None,
+) -> CalibrationResult:
+    """``calibrate`` up to its report: score (``scores.jsonl``), analyse and fit the policies (``policy.json``).
+
+    ``CalibrationResult.write_report`` then writes metrics.json and the report, once; ``stress`` adds its
+    Robustness section there. The parameters are ``calibrate``'s.
     """
     o = options_or_default(CalibrationOptions, options, "calibrate")
     o.check()
@@ -226,9 +189,9 @@ def calibrate(
     notes = _evidence_notes(by_task)
     if applied is not None:
         meta.update(_corrections_meta(applied, by_task, notes))
-    analyses = analyze_run(records, out, meta=meta, notes=notes, options=o)
+    run = analyze_records(records, out, meta=meta, notes=notes, options=o)
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
-    return CalibrationResult(analyses, records, files, out)
+    return CalibrationResult(run.analyses, records, files, out, meta, run.deployments, o.figures)
 
 
 def _rows_by_task(

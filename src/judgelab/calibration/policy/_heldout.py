@@ -29,7 +29,7 @@ from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, fit_casc
 from judgelab.calibration.policy._cascade_policy import StageRows
 from judgelab.calibration.policy._ltt import LTTSettings, Risk, fit_arrays
 from judgelab.calibration.policy._policy import fit_policy, one_task
-from judgelab.evaluators import Band, Policy, cascade_decisions
+from judgelab.evaluators import Band, HeldoutCascade, HeldoutFigures, HeldoutPolicy, Policy, cascade_decisions
 
 __all__ = ["HeldoutRows", "fit_and_save_policy", "heldout_cascade", "heldout_decisions", "heldout_plan",
            "heldout_policy", "heldout_summary"]
@@ -84,7 +84,7 @@ def _row_cost(stage: np.ndarray, decided: np.ndarray, costs: np.ndarray) -> np.n
 
 
 def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk: Risk | None = "error",
-                    costs: np.ndarray | None = None, n_resamples: int = 1000, seed: int | None = 0) -> dict[str, Any]:
+                    costs: np.ndarray | None = None, n_resamples: int = 1000, seed: int | None = 0) -> HeldoutFigures:
     """Coverage, risk (unless ``risk`` is None: a cascade's risk is its error), error, and with ``costs`` the
     cost per row and each stage's decided share, over the held-out rows, with bootstrap intervals over whole units."""
     d, stage, yh, uh = rows.decisions[rows.held], rows.stage[rows.held], y[rows.held], units[rows.held]
@@ -109,11 +109,9 @@ def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk
 
     ivs = bootstrap_many(stat, [decided.astype(float), bad, wrong, cost, *at], n_resamples=n_resamples, seed=seed,
                          units=shared_units(uh))
-    out: dict[str, Any] = {"n": int(rows.held.sum()), "decided": int(decided.sum())}
-    for k, iv in ivs.items():
-        out[k] = iv.to_dict()
-        out[f"{k}_text"] = format(iv)
-    return out
+    shares = [ivs.pop(k).record() for k in [k for k in ivs if k.startswith("stage_")]]
+    return HeldoutFigures(n=int(rows.held.sum()), decided=int(decided.sum()),
+                          **{k: iv.record() for k, iv in ivs.items()}, **({"stage_shares": shares} if shares else {}))
 
 
 def heldout_policy(
@@ -126,7 +124,7 @@ def heldout_policy(
     seed: int | None = 0,
     k_folds: int = 5,
     n_resamples: int = 1000,
-) -> dict[str, Any] | None:
+) -> HeldoutPolicy | None:
     """Coverage and realised risk of the policy on rows it was not fitted on, with 95% intervals.
 
     With a dev/test split in the records the policy is fitted on ``dev`` and
@@ -146,10 +144,11 @@ def heldout_policy(
         return fit_arrays(s[train], y[train], units[train], settings).bands
 
     rows = heldout_decisions(fit, s, plan)
-    return {"mode": rows.mode, **heldout_summary(rows, y, units, risk=risk, n_resamples=n_resamples, seed=seed)}
+    figures = heldout_summary(rows, y, units, risk=risk, n_resamples=n_resamples, seed=seed)
+    return HeldoutPolicy(mode=rows.mode, **{k: getattr(figures, k) for k in figures.model_fields_set})
 
 
-def heldout_cascade(al: StageRows, policy: Policy, *, k_folds: int = 5, n_resamples: int = 1000) -> dict | None:
+def heldout_cascade(al: StageRows, policy: Policy, *, k_folds: int = 5, n_resamples: int = 1000) -> HeldoutCascade | None:
     """Held-out coverage, error, cost and stage shares of the cascade and of each stage alone (None: too few units).
 
     The rows are held out as ``heldout_policy`` holds them out: the records' dev/test split, else folds.
@@ -162,7 +161,7 @@ def heldout_cascade(al: StageRows, policy: Policy, *, k_folds: int = 5, n_resamp
                              abstain_cost=policy.abstain_cost, ordering_fraction=policy.ordering_fraction,
                              seed=policy.seed)
 
-    def system(scores: np.ndarray, options: CascadeFitOptions) -> tuple[str, dict[str, Any]]:
+    def system(scores: np.ndarray, options: CascadeFitOptions) -> tuple[str, HeldoutFigures]:
         def fit(train: np.ndarray) -> Sequence[Band]:
             return fit_cascade_arrays(scores[:, train], al.labels[train], al.units[train], options).bands
 
@@ -170,12 +169,12 @@ def heldout_cascade(al: StageRows, policy: Policy, *, k_folds: int = 5, n_resamp
         return rows.mode, heldout_summary(rows, al.labels, al.units, risk=None, costs=np.asarray(options.costs),
                                           n_resamples=n_resamples, seed=policy.seed)
 
-    systems: dict[str, Any] = {}
+    systems: dict[str, HeldoutFigures] = {}
     mode, systems["cascade"] = system(al.scores, base)
     for k, st in enumerate(policy.stages):
         _, systems[f"{st.name} alone"] = system(al.scores[k:k + 1], replace(base, costs=(float(costs[k]),)))
-    return {"mode": mode, "n": int(plan.held.sum()) if plan.mode == "split" else int(len(al.labels)),
-            "systems": systems}
+    return HeldoutCascade(mode=mode, n=int(plan.held.sum()) if plan.mode == "split" else int(len(al.labels)),
+                          systems=systems)
 
 
 def fit_and_save_policy(

@@ -26,7 +26,6 @@ from judgelab.calibration.report._render import (
 )
 from judgelab.calibration.report._deployment import (
     Deployment,
-    deployment_for,
     deployment_section,
 )
 from judgelab.calibration.report._plots import (
@@ -67,7 +66,6 @@ __all__ = [
     "analysis_figures",
     "calibration_report",
     "cascade_report",
-    "deployment_for",
     "deployment_section",
     "fleiss_kappa",
     "jury_document",

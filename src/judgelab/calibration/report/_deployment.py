@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration.policy import LTTSettings, Policy, Risk, fit_and_save_policy, risk_coverage_curve
-from judgelab.calibration.data import ScoreRecord
+from judgelab.calibration.policy import Policy
+from judgelab.evaluators import HeldoutPolicy
 from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
 
-__all__ = ["Deployment", "deployment_for", "deployment_section", "risk_coverage_png"]
+__all__ = ["Deployment", "deployment_section", "risk_coverage_png"]
 
 
 @dataclass(frozen=True)
 class Deployment:
-    """One task's deployment facts: its policy, where it was saved, its curve and the commands."""
+    """One task's deployment facts: its policy, where it was saved, its curve and the commands.
+
+    The pipeline fits and saves the policy (``deployment_for`` in ``calibration.pipeline``); the report renders this.
+    """
 
     task: str
     policy: Policy
@@ -27,33 +27,9 @@ class Deployment:
     commands: tuple[tuple[str, str], ...]  # (what, command)
 
 
-def _commands(run_dir: Path, task: str, alpha: float, delta: float) -> tuple[tuple[str, str], ...]:
-    run = shlex.quote(str(run_dir))
-    return (
-        ("refit the policy", f"judgelab policy {run} --task {task} --alpha {alpha:g} --delta {delta:g}"),
-        ("serve with it", f"judgelab serve --policy {shlex.quote(str(run_dir / 'policy.json'))}"),
-        ("gate CI on a new labelled set", f"judgelab gate {run} --task {task} --set new.jsonl --metric balanced_accuracy --max-drop auto"),
-        ("estimate the good-answer share of traffic",
-         f"judgelab estimate --run {run} --task {task} --labelled small.jsonl --unlabelled traffic.jsonl"),
-    )
-
-
-def deployment_for(records: Sequence[ScoreRecord], out_dir: str | Path, *, alpha: float = 0.1, delta: float = 0.1,
-                   risk: Risk = "error", seed: int | None = 0, set_name: str | None = None,
-                   single_task: bool = True) -> Deployment:
-    """Fit and save one task's policy (``policy.json``, or ``policy-TASK.json`` beside others) for the report."""
-    out = Path(out_dir)
-    task = records[0].task if records else ""
-    name = "policy.json" if single_task else f"policy-{task}.json"
-    settings = LTTSettings(alpha=alpha, delta=delta, risk=risk, seed=seed)
-    policy = fit_and_save_policy(records, out / name, settings, set_name=set_name)
-    return Deployment(policy.task, policy, name, risk_coverage_curve(records, risk=risk),
-                      _commands(out, policy.task, alpha, delta))
-
-
 def _rows(dep: Deployment) -> list[tuple[str, str]]:
     p = dep.policy
-    held = p.heldout or {}
+    held = p.heldout if isinstance(p.heldout, HeldoutPolicy) else None
 
     def f(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.4f}"
@@ -63,9 +39,9 @@ def _rows(dep: Deployment) -> list[tuple[str, str]]:
         ("lower / upper", f"{f(p.lower)} / {f(p.upper)}"),
         ("guarantee", f"{p.risk} among decided rows <= {p.alpha:g} with probability >= {1 - p.delta:g}"),
         ("method", f"{p.method} ({p.n} rows, {p.n_units} units of up to {p.unit_size} rows)"),
-        ("coverage on calibration rows", f"{(p.calibration.get('coverage') or 0):.3f}"),
-        ("held-out coverage", held.get("coverage_text", "n/a") + (f" ({held['mode']})" if held else "")),
-        (f"held-out {p.risk} among decided", held.get("risk_text", "n/a")),
+        ("coverage on calibration rows", f"{(p.calibration.coverage or 0):.3f}"),
+        ("held-out coverage", f"{held.coverage} ({held.mode})" if held else "n/a"),
+        (f"held-out {p.risk} among decided", format(held.risk) if held and held.risk is not None else "n/a"),
         ("file", dep.policy_file),
     ]
     if not p.feasible:
@@ -110,14 +86,14 @@ def risk_coverage_png(dep: Deployment) -> bytes:
     ax.plot(cov, risk, drawstyle="steps-post", label="lowest in-sample risk at coverage")
     ax.axhline(p.alpha, c="red", ls="--", lw=1, label=f"alpha = {p.alpha:g}")
     if p.feasible:
-        ax.scatter([p.calibration.get("coverage") or 0], [p.calibration.get("risk") or 0], c="black", zorder=3,
+        ax.scatter([p.calibration.coverage or 0], [p.calibration.risk or 0], c="black", zorder=3,
                    label="policy (calibration rows)")
-    held = p.heldout or {}
-    if held and held.get("coverage", {}).get("estimate") is not None and held.get("risk", {}).get("estimate") is not None:
-        c, r = held["coverage"], held["risk"]
-        ax.errorbar([c["estimate"]], [r["estimate"]],
-                    xerr=[[c["estimate"] - (c["low"] or c["estimate"])], [(c["high"] or c["estimate"]) - c["estimate"]]],
-                    yerr=[[r["estimate"] - (r["low"] or r["estimate"])], [(r["high"] or r["estimate"]) - r["estimate"]]],
+    held = p.heldout if isinstance(p.heldout, HeldoutPolicy) else None
+    c, r = (held.coverage, held.risk) if held is not None else (None, None)
+    if c is not None and r is not None and c.estimate is not None and r.estimate is not None:
+        ax.errorbar([c.estimate], [r.estimate],
+                    xerr=[[c.estimate - (c.low or c.estimate)], [(c.high or c.estimate) - c.estimate]],
+                    yerr=[[r.estimate - (r.low or r.estimate)], [(r.high or r.estimate) - r.estimate]],
                     fmt="o", c="green", label="policy (held-out, 95% CI)")
     ax.set(xlabel="coverage (share of rows decided)", ylabel=f"{p.risk} among decided rows", xlim=(0, 1.02),
            ylim=(0, max(0.6, float(np.nanmax(risk)) if np.isfinite(risk).any() else 0.6)), title="Risk against coverage")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis import Analysis
-from judgelab.calibration.data import read_metrics, write_metrics
-from judgelab.calibration.analysis import write_criteria_thresholds
+from judgelab.calibration.analysis import Analysis, stated_warnings, write_criteria_thresholds
+from judgelab.calibration.data import AbstainBands, RowCounts, SelfPreferenceRecord, TaskMetrics, write_metrics
 from judgelab.calibration.report._agreement_section import agreement_sections
+from judgelab.calibration.report._deployment import Deployment, deployment_section, risk_coverage_png
 from judgelab.calibration.report._model import Block, Bullets, Figure, Gallery, Paragraph, Report, Section, table_section
 from judgelab.calibration.report._render import render_html, render_markdown
 
@@ -28,17 +28,17 @@ _FIG_TITLES = {
 }
 
 
-def _f(x: Any, spec: str = ".3f") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+def _f(x: float | None, spec: str = ".3f") -> str:
+    if x is None or math.isnan(x):
         return "n/a"
     return format(x, spec)
 
 
-def _selfpref_section(sp: Any) -> Section:
+def _selfpref_section(sp: SelfPreferenceRecord) -> Section:
     """The self-preference table: pass rates by generator, then the gaps and their p-values."""
     rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
             for s in sp.by_generator]
-    for s in (sp.self_stats, sp.other_stats):
+    for s in (sp.self, sp.other):
         rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
     return table_section(
         "Self-preference",
@@ -51,39 +51,25 @@ def _selfpref_section(sp: Any) -> Section:
     )
 
 
-def _task_sections(a: Analysis) -> list[Section]:
-    """One task's tables, each a section with its note."""
-    tables = []
+def _metrics_section(m: TaskMetrics) -> Section:
+    """The held-out metrics at the shipped threshold, beside the in-sample ones."""
+    t, heldout, in_sample = m.threshold, m.heldout or {}, m.in_sample_at_threshold or {}
     note = {
         "split": "Measured on the test split; threshold, band and calibrators tuned on the dev split.",
-        "cv": f"Held-out estimates from {a.mode_note}.",
-        "in-sample": f"IN-SAMPLE ({a.mode_note}): these numbers are measured on the rows the threshold was tuned on and are optimistic.",
-    }[a.mode]
-    tables.append(table_section(
+        "cv": f"Held-out estimates from {t.note}.",
+        "in-sample": f"IN-SAMPLE ({t.note}): these numbers are measured on the rows the threshold was tuned on and are optimistic.",
+    }[t.mode or "in-sample"]
+    return table_section(
         "Metrics at the shipped threshold (95% bootstrap intervals)",
-        ["metric", "held-out", f"all rows, in-sample (threshold {a.threshold:.3f})"],
-        [[k, format(a.heldout[k]), _f(a.in_sample.get(k))] for k in _SHOWN if k in a.heldout],
+        ["metric", "held-out", f"all rows, in-sample (threshold {t.value:.3f})"],
+        [[k, format(heldout[k]), _f(in_sample.get(k))] for k in _SHOWN if k in heldout],
         note,
-    ))
-    tables += agreement_sections(a)
-    if len(a.heldout_by_group) > 1:
-        tables.append(table_section(
-            "By group (held-out)",
-            ["group", "balanced accuracy", "AUROC", "F1", "ECE"],
-            [[g, format(m["balanced_accuracy"]), format(m["auroc"]), format(m["f1"]), format(m["ece"])]
-             for g, m in a.heldout_by_group.items()],
-            "",
-        ))
-    tables.append(table_section(
-        "Calibration (held-out)",
-        ["calibrator", "rows", "ECE before", "ECE after", "ECE equal-mass before", "after", "Brier before", "after"],
-        [[k + (" (shipped)" if k == a.calibrator_kind else ""), str(v.get("n")), _f(v["ece_before"]), _f(v["ece_after"]),
-          _f(v["ece_equal_mass_before"]), _f(v["ece_equal_mass_after"]), _f(v["brier_before"]), _f(v["brier_after"])]
-         for k, v in a.calibration.items()],
-        _calibrator_note(a),
-    ))
-    b, bh = a.abstain, a.abstain_heldout
-    tables.append(table_section(
+    )
+
+
+def _band_section(bands: AbstainBands) -> Section:
+    b, bh = bands.tuned, bands.heldout
+    return table_section(
         f"Abstain band (target error {b.target_error:g} among decided rows)",
         ["", "fail below", "pass at or above", "coverage", "error among decided"],
         [["tuning rows", _f(b.low), _f(b.high), _f(b.coverage), _f(b.error)],
@@ -91,33 +77,60 @@ def _task_sections(a: Analysis) -> list[Section]:
         ("No band reaches this error target on the tuning rows: every row would be escalated."
          if b.coverage == 0 else
          "Accept when confident, escalate the rows in between to a person or a stronger judge."),
-    ))
-    if a.self_pref is not None:
-        tables.append(_selfpref_section(a.self_pref))
-    if a.undefined_metrics:
+    )
+
+
+def _task_sections(m: TaskMetrics, undefined: Sequence[str] = ()) -> list[Section]:
+    """One task's tables, each a section with its note (a part an older metrics.json lacks is left out)."""
+    tables = [_metrics_section(m), *agreement_sections(m)]
+    by_group = m.heldout_by_group or {}
+    if len(by_group) > 1:
+        tables.append(table_section(
+            "By group (held-out)",
+            ["group", "balanced accuracy", "AUROC", "F1", "ECE"],
+            [[g, format(ivs["balanced_accuracy"]), format(ivs["auroc"]), format(ivs["f1"]), format(ivs["ece"])]
+             for g, ivs in by_group.items()],
+            "",
+        ))
+    if m.calibration is not None:
+        kind = m.shipped_calibrator
+        tables.append(table_section(
+            "Calibration (held-out)",
+            ["calibrator", "rows", "ECE before", "ECE after", "ECE equal-mass before", "after", "Brier before", "after"],
+            [[k + (" (shipped)" if k == kind else ""), str(v.n), _f(v.ece_before), _f(v.ece_after),
+              _f(v.ece_equal_mass_before), _f(v.ece_equal_mass_after), _f(v.brier_before), _f(v.brier_after)]
+             for k, v in m.calibration.items()],
+            _calibrator_note(m),
+        ))
+    if m.abstain_band is not None:
+        tables.append(_band_section(m.abstain_band))
+    if m.self_preference is not None:
+        tables.append(_selfpref_section(m.self_preference))
+    if undefined:
         tables.append(table_section(
             "Undefined metrics",
             ["why a metric is n/a on some tuning or held-out rows"],
-            [[m] for m in a.undefined_metrics],
+            [[u] for u in undefined],
             "Small or one-class subsets leave these metrics undefined (nan); they are reported as n/a.",
         ))
-    if a.criteria:
+    if m.criteria:
         tables.append(table_section(
             "Criteria minimums",
             ["criterion", "minimum", "rows", "positives", "balanced accuracy (in-sample)"],
-            [[k, _f(v["minimum"]), str(v["n"]), str(v["n_pos"]), _f(v["balanced_accuracy_in_sample"])] for k, v in a.criteria.items()],
+            [[k, _f(v.minimum), str(v.n), str(v.n_pos), _f(v.balanced_accuracy_in_sample)] for k, v in m.criteria.items()],
             "Written to criteria-thresholds.json for CriteriaJudge.",
         ))
     return tables
 
 
-def _calibrator_note(a: "Analysis") -> str:
-    """Which calibrator is shipped and why (``Analysis.calibrator_choice``)."""
-    why = f"Shipped: {a.calibrator_choice.reason}. " if a.calibrator_choice is not None else ""
-    if a.calibrator_kind == "raw":
+def _calibrator_note(m: TaskMetrics) -> str:
+    """Which calibrator is shipped and why (``calibrator_choice``)."""
+    why = f"Shipped: {m.calibrator_choice.reason}. " if m.calibrator_choice is not None else ""
+    kind = m.shipped_calibrator
+    if kind == "raw":
         return why + "No calibrator file is written; scores are served as the judge gives them."
-    return (why + f"The {a.calibrator_kind} calibrator is fitted on the {a.n_tuning} tuning rows; "
-            f"with it, the threshold on calibrated scores is {_f(a.threshold_calibrated)}.")
+    return (why + f"The {kind} calibrator is fitted on the {m.threshold.n_tuning} tuning rows; "
+            f"with it, the threshold on calibrated scores is {_f(m.threshold.calibrated_value)}.")
 
 
 def write_report(
@@ -126,9 +139,10 @@ def write_report(
     *,
     meta: Mapping[str, Any] | None = None,
     figures: bool = True,
-    deployments: Mapping[str, Any] | None = None,
+    deployments: Mapping[str, Deployment] | None = None,
+    sections: Sequence[Section] = (),
 ) -> dict[str, Path]:
-    """Write ``metrics.json``, ``report.md``, ``report.html``, calibrators and figures.
+    """Write ``metrics.json`` (once), ``report.md``, ``report.html``, calibrators and figures.
 
     Both reports are rendered from one ``Report`` (``calibration_report``)
     by ``render_markdown`` and ``render_html``.
@@ -145,9 +159,12 @@ def write_report(
         Draw the matplotlib figures (PNG files under ``figures/`` for the
         markdown, embedded as base64 in the HTML).
     deployments
-        ``{task: Deployment}`` (``_deployment.deployment_for``): a Deployment
-        section per task (policy, risk-coverage plot, commands) at the end of
-        both reports, and the policy in metrics.json.
+        ``{task: Deployment}`` (the policies the pipeline fitted and saved): a
+        Deployment section per task (policy, risk-coverage plot, commands) at
+        the end of both reports, and each task's policy in metrics.json.
+    sections
+        More sections of the same report, after the Deployment section (the
+        Robustness section of a stress run); their figures are theirs to write.
 
     Returns
     -------
@@ -157,23 +174,19 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(meta or {})
-    written = _write_metrics(analyses, out, meta)
+    written = _write_metrics(analyses, out, meta, deployments or {})
     figs = _write_figures(analyses, out) if figures else {}
-    if deployments:
-        figs.update(_write_deployment_figures(out, deployments) if figures else {})
-    report = calibration_report(analyses, meta=meta, figures=figs, deployments=deployments)
+    if deployments and figures:
+        figs.update(_write_deployment_figures(out, deployments))
+    report = calibration_report(analyses, meta=meta, figures=figs, deployments=deployments, sections=sections)
     for kind, name, render in (("report_md", "report.md", render_markdown), ("report_html", "report.html", render_html)):
         (out / name).write_text(render(report), encoding="utf-8")
         written[kind] = out / name
-    if deployments:
-        _add_policies(out, deployments)
     return written
 
 
-def _write_deployment_figures(out: Path, deployments: Mapping[str, Any]) -> dict[str, dict[str, bytes]]:
+def _write_deployment_figures(out: Path, deployments: Mapping[str, Deployment]) -> dict[str, dict[str, bytes]]:
     """Each task's risk-coverage figure, under ``figures/``, keyed like the analysis figures."""
-    from judgelab.calibration.report._deployment import risk_coverage_png
-
     figs: dict[str, dict[str, bytes]] = {}
     for t, dep in deployments.items():
         png = risk_coverage_png(dep)
@@ -183,29 +196,28 @@ def _write_deployment_figures(out: Path, deployments: Mapping[str, Any]) -> dict
     return figs
 
 
-def _add_policies(out: Path, deployments: Mapping[str, Any]) -> None:
-    """Add each task's policy to metrics.json."""
-    metrics = read_metrics(out / "metrics.json")
-    # the creation time lives in policy.json: metrics.json stays identical on a rerun
-    tasks = {t: m.model_copy(update={"policy": deployments[t].policy.model_dump(exclude={"created"})})
-             if t in deployments else m for t, m in metrics.tasks.items()}
-    write_metrics(metrics.model_copy(update={"tasks": tasks}), out / "metrics.json")
-
-
-def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
-    """metrics.json, each task's fitted calibrator and criteria minimums."""
+def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, Any],
+                   deployments: Mapping[str, Deployment]) -> dict[str, Path]:
+    """metrics.json (each task's figures, its calibrator file and policy), each task's fitted calibrator and
+    criteria minimums."""
     written: dict[str, Path] = {}
-    tasks = {t: a.metrics() for t, a in analyses.items()}
+    tasks: dict[str, TaskMetrics] = {}
     for t, a in analyses.items():
+        update: dict[str, Any] = {}
         if a.calibrator is not None:
             written[f"calibrator-{t}"] = a.calibrator.save(out / f"calibrator-{t}.json")
-            tasks[t] = tasks[t].model_copy(update={"calibrator_file": written[f"calibrator-{t}"].name})
+            update["calibrator_file"] = written[f"calibrator-{t}"].name
         else:  # raw scores shipped: a calibrator file from an earlier run must not be picked up
             (out / f"calibrator-{t}.json").unlink(missing_ok=True)
-        if a.criteria:
+        if t in deployments:  # the creation time lives in policy.json: metrics.json stays identical on a rerun
+            update["policy"] = deployments[t].policy.model_dump(exclude={"created"})
+        criteria = a.metrics.criteria
+        if criteria:
             written[f"criteria-{t}"] = write_criteria_thresholds(
-                a.criteria, out / f"criteria-thresholds-{t}.json", model=meta.get("model"), strategy=a.strategy
+                {k: v.model_dump() for k, v in criteria.items()}, out / f"criteria-thresholds-{t}.json",
+                model=meta.get("model"), strategy=a.metrics.threshold.strategy,
             )
+        tasks[t] = a.metrics.model_copy(update=update) if update else a.metrics
     written["metrics"] = write_metrics({"meta": dict(meta), "tasks": tasks}, out / "metrics.json")
     return written
 
@@ -228,7 +240,8 @@ def calibration_report(
     *,
     meta: Mapping[str, Any] | None = None,
     figures: Mapping[str, Mapping[str, bytes]] | None = None,
-    deployments: Mapping[str, Any] | None = None,
+    deployments: Mapping[str, Deployment] | None = None,
+    sections: Sequence[Section] = (),
 ) -> Report:
     """The calibration report: per task its headline and warnings, the run facts, then per task its
     tables and figures, then the Deployment section.
@@ -244,30 +257,34 @@ def calibration_report(
         PNG}}``; a figure is linked from ``figures/TASK-NAME.png`` in markdown.
     deployments
         ``{task: Deployment}``.
+    sections
+        More sections, last (a stress run's Robustness section).
 
     Returns
     -------
     Report
     """
-    from judgelab.calibration.report._deployment import deployment_section
-
     figures = figures or {}
     blocks: list[Block] = []
     for t, a in analyses.items():
-        blocks.append(Paragraph(a.headline(), lead=f"{t}:", kind="headline"))
-        blocks += [Paragraph(w, lead=f"Warning ({t}):", kind="warning") for w in a.warnings()]
+        blocks.append(Paragraph(a.metrics.headline or "", lead=f"{t}:", kind="headline"))
+        blocks += [Paragraph(w, lead=f"Warning ({t}):", kind="warning") for w in stated_warnings(a.metrics)]
     if meta:
         blocks.append(Bullets(tuple(f"{k}: `{v}`" for k, v in meta.items())))
     for t, a in analyses.items():
-        failed = f"; {a.n_errors} failed and are left out (see the 'error' field in scores.jsonl)" if a.n_errors else ""
         gallery = Gallery(tuple(Figure(_FIG_TITLES[name], f"figures/{t}-{name}.png", png)
                                 for name, png in figures.get(t, {}).items()))
-        blocks.append(Section(t, (
-            Paragraph(f"{a.n_scored} of {a.n_rows} rows scored{failed}. Threshold strategy `{a.strategy}`."),
-            *_task_sections(a), gallery)))
+        blocks.append(Section(t, (_rows_paragraph(a.metrics), *_task_sections(a.metrics, a.undefined_metrics), gallery)))
     if deployments:
         blocks.append(Section("Deployment", tuple(
             deployment_section(dep, png=figures.get(f"deployment:{t}", {}).get("risk-coverage"),
                                figure=f"figures/{t}-risk-coverage.png" if f"deployment:{t}" in figures else None)
             for t, dep in deployments.items())))
-    return Report(TITLE, tuple(blocks))
+    return Report(TITLE, (*blocks, *sections))
+
+
+def _rows_paragraph(m: TaskMetrics) -> Paragraph:
+    """How many rows were scored, and the threshold strategy."""
+    rows = m.rows or RowCounts(total=0, scored=0, errors=0)
+    failed = f"; {rows.errors} failed and are left out (see the 'error' field in scores.jsonl)" if rows.errors else ""
+    return Paragraph(f"{rows.scored} of {rows.total} rows scored{failed}. Threshold strategy `{m.threshold.strategy}`.")

@@ -42,10 +42,10 @@ from judgelab.calibration.robustness._perturb import (
     template_layout,
 )
 from judgelab.calibration.robustness._report import (
-    add_robustness_section,
     robustness_figure,
     robustness_section,
     robustness_sections,
+    write_robustness_figures,
 )
 from judgelab.calibration.robustness._results import (
     FenceComparison,
@@ -80,7 +80,6 @@ __all__ = [
     "TRANSFORM_WHERE",
     "TaskStress",
     "TemplateLayout",
-    "add_robustness_section",
     "attack_stats",
     "choice_orders",
     "choice_stats",
@@ -96,6 +95,7 @@ __all__ = [
     "robustness_figure",
     "robustness_section",
     "robustness_sections",
+    "write_robustness_figures",
     "stress",
     "template_layout",
 ]

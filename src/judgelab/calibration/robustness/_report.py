@@ -9,15 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judgelab.calibration.analysis import Interval
-from judgelab.calibration.report import Block, Figure, Paragraph, Section, render_html, render_markdown, table_section
+from judgelab.calibration.report import Block, Figure, Paragraph, Section, table_section
 
 if TYPE_CHECKING:  # pragma: no cover
     from judgelab.calibration.robustness._results import TaskStress
 
-__all__ = ["add_robustness_section", "robustness_figure", "robustness_section", "robustness_sections"]
-
-_MARK = "<!-- judgelab:robustness -->"
-
+__all__ = ["robustness_figure", "robustness_section", "robustness_sections", "write_robustness_figures"]
 
 def _pct(iv: Interval) -> str:
     if math.isnan(iv.estimate):
@@ -128,40 +125,18 @@ def robustness_section(tasks: Mapping[str, "TaskStress"], figures: Mapping[str, 
     return Section("Robustness", tuple(blocks))
 
 
-def add_robustness_section(tasks: Mapping[str, "TaskStress"], out_dir: str | Path, *, figures: bool = True) -> dict[str, Path]:
-    """Append the "Robustness" section to ``report.md`` and ``report.html`` in ``out_dir``.
+def write_robustness_figures(tasks: Mapping[str, "TaskStress"], out_dir: str | Path) -> dict[str, bytes]:
+    """Each task's ΔP plot, written as ``figures/TASK-robustness.png`` under ``out_dir``; ``{task: PNG}``.
 
-    The section starts with the headline per task ("the worst attack turns
-    X% [lo, hi] of failing answers into PASS"), then the tables and the ΔP
-    plot. A section written before is replaced, so re-analysis does not
-    repeat it.
+    ``robustness_section`` links and embeds them; the section is one of the calibration report's
+    (``CalibrationResult.write_report(sections=...)``), rendered with it.
     """
     out = Path(out_dir)
-    written: dict[str, Path] = {}
     pngs: dict[str, bytes] = {}
-    if figures:
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-        for t, s in tasks.items():
-            png = robustness_figure(s)
-            if png is not None:
-                pngs[t] = png
-                path = out / "figures" / f"{t}-robustness.png"
-                path.write_bytes(png)
-                written[f"robustness-{t}"] = path
-    section = robustness_section(tasks, {t: f"figures/{t}-robustness.png" for t in pngs}, pngs)
-    md_path = out / "report.md"
-    old = md_path.read_text(encoding="utf-8") if md_path.exists() else "# judgelab calibration report\n"
-    old = old.split(_MARK)[0].rstrip("\n")
-    md_path.write_text(old + "\n\n" + _MARK + "\n" + render_markdown(section, level=2), encoding="utf-8")
-    written["report_md"] = md_path
-
-    html_path = out / "report.html"
-    doc = html_path.read_text(encoding="utf-8") if html_path.exists() else "<!doctype html><html><body></body></html>\n"
-    if _MARK in doc:
-        doc = doc.split(_MARK)[0] + doc.split(_MARK + "-end", 1)[-1]
-    at = doc.rfind("</body>")
-    html = _MARK + render_html(section, level=2) + _MARK + "-end"
-    doc = doc[:at] + html + doc[at:] if at >= 0 else doc + html
-    html_path.write_text(doc, encoding="utf-8")
-    written["report_html"] = html_path
-    return written
+    for t, s in tasks.items():
+        png = robustness_figure(s)
+        if png is not None:
+            (out / "figures").mkdir(parents=True, exist_ok=True)
+            (out / "figures" / f"{t}-robustness.png").write_bytes(png)
+            pngs[t] = png
+    return pngs

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration.analysis import RunCompleteness, analyze, check_publishable, run_completeness
+from judgelab.calibration.analysis import Analysis, Interval, RunCompleteness, analyze, check_publishable, run_completeness
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.data import LabelledRow, write_rows
 from judgelab.calibration.data import resolve_set, rows_by_task
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline import CalibrationOptions
-from judgelab.calibration.pipeline import CalibrationResult, calibrate
+from judgelab.calibration.pipeline import CalibrationResult, score_and_analyze
 from judgelab.calibration.robustness._attack_file import read_attacks_file
 from judgelab.calibration.robustness._consistency import consistency_probes
 from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, pooled_flip
@@ -190,7 +190,7 @@ def stress(
     out = Path(out)
     cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
     try:
-        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration())
+        cal = score_and_analyze(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration())
         all_perturbed: list[LabelledRow] = []
         tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
         cfg.check_publishable()
@@ -204,7 +204,7 @@ def _stress_task(cfg: _StressRun, t: str, rs: list[LabelledRow], ev: Evaluator, 
                  all_perturbed: list[LabelledRow]) -> TaskStress:
     """Perturb one task's rows, score them and the probes, and measure (``all_perturbed`` grows)."""
     clean = by_id(cal.records)
-    threshold = cal.analyses[t].threshold
+    threshold = cal.analyses[t].metrics.threshold.value
     perturbed = perturb_rows(rs, cfg.perturbations, template_layout(ev), seed=cfg.o.seed)
     all_perturbed += perturbed
     cfg.sdir.mkdir(parents=True, exist_ok=True)
@@ -246,9 +246,12 @@ def _finish(cfg: _StressRun, cal: CalibrationResult, tasks: dict[str, TaskStress
             "label_mass": cfg.o.label_mass, "seed": cfg.o.seed, "limit": cfg.o.limit}
     (sdir / "stress.json").write_text(json.dumps({"meta": meta, "tasks": {t: s.to_dict() for t, s in tasks.items()}},
                                                  indent=2, default=str) + "\n", encoding="utf-8")
-    from judgelab.calibration.robustness._report import add_robustness_section
+    from judgelab.calibration.robustness._report import robustness_section, write_robustness_figures
 
-    files.update(add_robustness_section(tasks, out, figures=cfg.o.figures))
+    pngs = write_robustness_figures(tasks, out) if cfg.o.figures else {}
+    files.update({f"robustness-{t}": out / "figures" / f"{t}-robustness.png" for t in pngs})
+    section = robustness_section(tasks, {t: f"figures/{t}-robustness.png" for t in pngs}, pngs)
+    files.update(cal.write_report(sections=[section]))
     return StressResult(cal, tasks, files, out)
 
 
@@ -301,9 +304,13 @@ def _fence(cfg: _StressRun, rows: Sequence[LabelledRow], perturbed: Sequence[Lab
     fclean = {r.id: recs[r.id] for r in rows if r.id in recs}
     fa = analyze(list(fclean.values()), strategy=cfg.o.threshold_strategy, calibrator=cfg.o.calibrator, k_folds=cfg.o.k_folds,
                  n_resamples=cfg.o.n_resamples, seed=cfg.o.seed)
-    table = attack_table(rows, attacks, fclean, recs, fa.threshold, cfg.o.n_resamples, cfg.o.seed)
-    pooled = pooled_flip(rows, attacks, (*shipped, before.threshold), (fclean, recs, fa.threshold),
-                         cfg.o.n_resamples, cfg.o.seed)
-    return FenceComparison(before.threshold, fa.threshold, before.heldout["balanced_accuracy"],
-                           fa.heldout["balanced_accuracy"], pooled["before"], pooled["after"], pooled["diff"],
-                           tuple(table))
+    t_before, t_after = before.metrics.threshold.value, fa.metrics.threshold.value
+    table = attack_table(rows, attacks, fclean, recs, t_after, cfg.o.n_resamples, cfg.o.seed)
+    pooled = pooled_flip(rows, attacks, (*shipped, t_before), (fclean, recs, t_after), cfg.o.n_resamples, cfg.o.seed)
+    return FenceComparison(t_before, t_after, _balanced_accuracy(before), _balanced_accuracy(fa), pooled["before"],
+                           pooled["after"], pooled["diff"], tuple(table))
+
+
+def _balanced_accuracy(a: Analysis) -> Interval:
+    """An analysis's held-out balanced accuracy with its interval."""
+    return Interval.of((a.metrics.heldout or {})["balanced_accuracy"])
