@@ -1,6 +1,7 @@
 """Static checks over src/judgelab and tests/ (ast only, nothing imported or run).
 
-- no import cycle between modules (function-level imports count; ``if TYPE_CHECKING:`` ones do not);
+- no import cycle between modules (function-level and ``if TYPE_CHECKING:`` imports count: a type-only circle is
+  still two modules that cannot be read apart);
 - no function over 80 lines of code (its docstring not counted) and none over 8 parameters, ``*args`` and
   ``**kwargs`` counted (frozen option objects instead);
 - no public callable (a function or a public class's method named in ``__all__``) takes ``**kwargs`` unless it
@@ -39,24 +40,15 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted((SRC / "judgelab").rglob("*.py"))}
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                out.update(id(n) for n in ast.walk(child))
-    return out
-
-
 def _imports(module: str, path: Path) -> set[str]:
-    """The judgelab modules ``module`` imports (a ``from pkg import sub`` of submodules only is an edge to ``sub``)."""
+    """The judgelab modules ``module`` imports (a ``from pkg import sub`` of submodules only is an edge to ``sub``).
+
+    Every import counts, at any depth: function-level ones and those under ``if TYPE_CHECKING:`` too.
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_nodes(tree)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name in MODULES)
         elif isinstance(node, ast.ImportFrom):
@@ -140,6 +132,19 @@ def test_the_checks_see_the_package():
     assert "judgelab.calibration.scoring" in graph["judgelab.calibration.pipeline._suite"]
     assert "judgelab.calibration.scoring._run" in graph["judgelab.calibration.scoring"]
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_import_graph_sees_type_checking_and_function_level_imports(tmp_path):
+    module = tmp_path / "_sample.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from judgelab.specs import ModelSpec\n"
+        "def f():\n"
+        "    import judgelab.errors\n",
+        encoding="utf-8",
+    )
+    assert _imports("judgelab.engine._sample", module) == {"judgelab.specs", "judgelab.errors"}
 
 
 def _parse_function(source: str) -> ast.FunctionDef:
