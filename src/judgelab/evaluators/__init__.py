@@ -44,7 +44,7 @@ from judgelab.evaluators.fact_checking import (
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
 from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
 from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
-from judgelab.evaluators._policy_file import (
+from judgelab.evaluators._policy import (
     CASCADE_METHOD,
     LTT_CITATION,
     POLICY_METHOD,
