@@ -374,10 +374,12 @@ def test_no_package_imports_another_packages_private_module():
 
 
 #: Modules over MAX_MODULE_LINES when the cap went from judgelab.calibration to the whole tree (issue 31, item 5):
-#: the two in-process backends, each with its own ceiling (its length when the ceilings were set, issue 39).
+#: the two in-process backends, each with its own ceiling (783 and 683 lines when the ceilings were set, issue 39;
+#: lowered when their settings, source resolution and decode pieces moved to _llama_config, _llama_pieces,
+#: _transformers_config and _transformers_source).
 #: The ceilings may only go down and the list may only shrink: lower a ceiling when a module shrinks; split
 #: one under MAX_MODULE_LINES and drop it here.
-KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend": 783, "judgelab.engine._transformers_backend": 683}
+KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend": 631, "judgelab.engine._transformers_backend": 491}
 
 
 def test_no_module_is_over_450_lines():
@@ -466,11 +468,11 @@ KNOWN_PRIVATE_IMPORTS = {
     "server/test_server_structure.py": {"judgelab.server._answers", "judgelab.server._app"},
     "test_control_tokens.py": {"judgelab.engine._special"},
     "test_evaluators.py": {"judgelab.evaluators._chunking"},
-    "test_gpu_settings.py": {"judgelab.engine._llama_backend"},
+    "test_gpu_settings.py": {"judgelab.engine._llama_config"},
     "test_label_head.py": {"judgelab.engine._label_head", "judgelab.engine._llama_hidden"},
     "test_label_tokens.py": {"judgelab.engine._labels", "judgelab.engine._hf_cache"},
     "test_schedule.py": {"judgelab.engine._schedule"},
-    "test_transformers_backend.py": {"judgelab.engine._hf_cache", "judgelab.engine._transformers_backend"},
+    "test_transformers_backend.py": {"judgelab.engine._hf_cache"},
     "test_transformers_sharing.py": {"judgelab.engine._schedule"},
 }
 
