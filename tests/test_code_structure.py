@@ -235,6 +235,19 @@ def test_the_architecture_page_draws_the_layers_in_this_order():
     assert drawn == LAYERS[::-1]
 
 
+def test_the_readme_layout_names_every_package_and_benchmark():
+    """README's layout names every package and top-level module of src/judgelab, and every benchmark script."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    words = set(layout.replace(",", " ").replace("(", " ").split())
+    judgelab = SRC / "judgelab"
+    packages = {f"{p.name}/" for p in judgelab.iterdir() if (p / "__init__.py").is_file()}
+    calibration = {f"{p.name}/" for p in (judgelab / "calibration").iterdir() if (p / "__init__.py").is_file()}
+    modules = {p.name for p in judgelab.glob("*.py") if not p.name.startswith("_")}
+    benchmarks = {p.name for p in (ROOT / "benchmarks").iterdir() if p.suffix in (".py", ".sh")}
+    assert sorted((packages | calibration | modules | benchmarks) - words) == []
+
+
 def _top_level_names(tree: ast.Module) -> tuple[set[str], list[str] | None]:
     """The names a module defines or imports at top level (``if``/``try`` bodies included), and its ``__all__``."""
     names: set[str] = set()
