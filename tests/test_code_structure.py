@@ -10,7 +10,7 @@
   sibling sub-package's (``judgelab.calibration.report._x`` -> ``judgelab.calibration.policy._y``: the
   sub-package's ``__init__`` re-exports what its siblings need);
 - no module over 450 lines (physical lines), the known long ones listed and only shrinking;
-- packages import only the layers below them (``LAYERS``: DESIGN.md's layer diagram);
+- packages import only the layers below them (``LAYERS``: docs/architecture.md's layer drawing);
 - every name in a module's ``__all__`` is defined or imported there (``import *`` works);
 - no test imports a private module (``judgelab.x._y``) or another test module.
 """
@@ -191,7 +191,7 @@ def test_calibration_sub_packages_import_only_those_before_them():
     assert bad == []
 
 
-#: DESIGN.md's layers, bottom first: a package imports only packages of earlier layers (``judgelab`` itself
+#: The layers, bottom first (docs/architecture.md draws them): a package imports only packages of earlier layers (``judgelab`` itself
 #: only for ``__version__`` and ``questions``). ``wire`` is the one question/decision wire layer and policy
 #: binding, below the server, MCP and the pytest plugin and above the evaluators.
 LAYERS = [
@@ -233,6 +233,17 @@ def test_the_architecture_page_draws_the_layers_in_this_order():
             names.append(word.removesuffix("/").removesuffix(".py"))
         drawn.append(set(names))
     assert drawn == LAYERS[::-1]
+
+
+def test_the_where_things_go_table_names_files_that_exist():
+    """docs/architecture.md's "Where things go": every file it names (a test or a module of src/judgelab) exists."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Where things go", 1)[1].split("\n## ", 1)[0]
+    named = {word.split(":")[0] for word in section.split("`")[1::2] if word.split(":")[0].endswith(".py")}
+    named = {n for n in named if "/" in n and "<" not in n}
+    assert len(named) >= 10
+    missing = sorted(n for n in named if not (ROOT / n if n.startswith("tests/") else SRC / "judgelab" / n).is_file())
+    assert missing == []
 
 
 def test_the_readme_layout_names_every_package_and_benchmark():
