@@ -94,6 +94,17 @@ def test_the_fitted_cascade_keeps_its_error_bound_on_500_splits():
     assert certified > 0.8 * trials and np.mean(coverage) > 0.5, (certified, np.mean(coverage))  # not vacuous
 
 
+def test_one_unit_is_an_uncertified_fit_that_says_why():
+    """All rows in one unit leave nothing to test once the unit orders the candidates: no crash, no bands."""
+    rng = np.random.default_rng(0)
+    s, y = _synth(rng, 40)
+    fit = fit_cascade_arrays(s, y, units=np.zeros(len(y), dtype=int))
+    assert not fit.feasible
+    assert fit.bands == ((None, None), (None, None))  # every stage abstains
+    assert "at least 2 units" in fit.note and "40 rows in 1 unit" in fit.note
+    assert fit_cascade_arrays(s, y, units=np.arange(len(y)) // 20).n_units == 2  # two units: fitted as usual
+
+
 def test_escalating_nothing_is_stage_one_and_everything_is_stage_two():
     texts = [f"r{i}" for i in range(6)]
     one = Scripted(dict(zip(texts, [0.1, 0.4, 0.6, 0.9, 0.5, 0.49])))

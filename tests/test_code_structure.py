@@ -1,6 +1,7 @@
 """Static checks over src/judgelab and tests/ (ast only, nothing imported or run).
 
-- no import cycle between modules (function-level imports count; ``if TYPE_CHECKING:`` ones do not);
+- no import cycle between modules (function-level and ``if TYPE_CHECKING:`` imports count: a type-only circle is
+  still two modules that cannot be read apart);
 - no function over 80 lines of code (its docstring not counted) and none over 8 parameters, ``*args`` and
   ``**kwargs`` counted (frozen option objects instead);
 - no public callable (a function or a public class's method named in ``__all__``) takes ``**kwargs`` unless it
@@ -9,7 +10,7 @@
   sibling sub-package's (``judgelab.calibration.report._x`` -> ``judgelab.calibration.policy._y``: the
   sub-package's ``__init__`` re-exports what its siblings need);
 - no module over 450 lines (physical lines), the known long ones listed and only shrinking;
-- packages import only the layers below them (``LAYERS``: DESIGN.md's layer diagram);
+- packages import only the layers below them (``LAYERS``: docs/architecture.md's layer drawing);
 - every name in a module's ``__all__`` is defined or imported there (``import *`` works);
 - no test imports a private module (``judgelab.x._y``) or another test module.
 """
@@ -39,24 +40,15 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted((SRC / "judgelab").rglob("*.py"))}
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                out.update(id(n) for n in ast.walk(child))
-    return out
-
-
 def _imports(module: str, path: Path) -> set[str]:
-    """The judgelab modules ``module`` imports (a ``from pkg import sub`` of submodules only is an edge to ``sub``)."""
+    """The judgelab modules ``module`` imports (a ``from pkg import sub`` of submodules only is an edge to ``sub``).
+
+    Every import counts, at any depth: function-level ones and those under ``if TYPE_CHECKING:`` too.
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_nodes(tree)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name in MODULES)
         elif isinstance(node, ast.ImportFrom):
@@ -142,6 +134,19 @@ def test_the_checks_see_the_package():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+def test_the_import_graph_sees_type_checking_and_function_level_imports(tmp_path):
+    module = tmp_path / "_sample.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from judgelab.specs import ModelSpec\n"
+        "def f():\n"
+        "    import judgelab.errors\n",
+        encoding="utf-8",
+    )
+    assert _imports("judgelab.engine._sample", module) == {"judgelab.specs", "judgelab.errors"}
+
+
 def _parse_function(source: str) -> ast.FunctionDef:
     node = ast.parse(source).body[0]
     assert isinstance(node, ast.FunctionDef)
@@ -186,7 +191,7 @@ def test_calibration_sub_packages_import_only_those_before_them():
     assert bad == []
 
 
-#: DESIGN.md's layers, bottom first: a package imports only packages of earlier layers (``judgelab`` itself
+#: The layers, bottom first (docs/architecture.md draws them): a package imports only packages of earlier layers (``judgelab`` itself
 #: only for ``__version__`` and ``questions``). ``wire`` is the one question/decision wire layer and policy
 #: binding, below the server, MCP and the pytest plugin and above the evaluators.
 LAYERS = [
@@ -228,6 +233,30 @@ def test_the_architecture_page_draws_the_layers_in_this_order():
             names.append(word.removesuffix("/").removesuffix(".py"))
         drawn.append(set(names))
     assert drawn == LAYERS[::-1]
+
+
+def test_the_where_things_go_table_names_files_that_exist():
+    """docs/architecture.md's "Where things go": every file it names (a test or a module of src/judgelab) exists."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Where things go", 1)[1].split("\n## ", 1)[0]
+    named = {word.split(":")[0] for word in section.split("`")[1::2] if word.split(":")[0].endswith(".py")}
+    named = {n for n in named if "/" in n and "<" not in n}
+    assert len(named) >= 10
+    missing = sorted(n for n in named if not (ROOT / n if n.startswith("tests/") else SRC / "judgelab" / n).is_file())
+    assert missing == []
+
+
+def test_the_readme_layout_names_every_package_and_benchmark():
+    """README's layout names every package and top-level module of src/judgelab, and every benchmark script."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    words = set(layout.replace(",", " ").replace("(", " ").split())
+    judgelab = SRC / "judgelab"
+    packages = {f"{p.name}/" for p in judgelab.iterdir() if (p / "__init__.py").is_file()}
+    calibration = {f"{p.name}/" for p in (judgelab / "calibration").iterdir() if (p / "__init__.py").is_file()}
+    modules = {p.name for p in judgelab.glob("*.py") if not p.name.startswith("_")}
+    benchmarks = {p.name for p in (ROOT / "benchmarks").iterdir() if p.suffix in (".py", ".sh")}
+    assert sorted((packages | calibration | modules | benchmarks) - words) == []
 
 
 def _top_level_names(tree: ast.Module) -> tuple[set[str], list[str] | None]:
@@ -369,10 +398,12 @@ def test_no_package_imports_another_packages_private_module():
 
 
 #: Modules over MAX_MODULE_LINES when the cap went from judgelab.calibration to the whole tree (issue 31, item 5):
-#: the two in-process backends, each with its own ceiling (its length when the ceilings were set, issue 39).
+#: the two in-process backends, each with its own ceiling (783 and 683 lines when the ceilings were set, issue 39;
+#: lowered when their settings, source resolution and decode pieces moved to _llama_config, _llama_pieces,
+#: _transformers_config and _transformers_source).
 #: The ceilings may only go down and the list may only shrink: lower a ceiling when a module shrinks; split
 #: one under MAX_MODULE_LINES and drop it here.
-KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend": 783, "judgelab.engine._transformers_backend": 683}
+KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend": 631, "judgelab.engine._transformers_backend": 491}
 
 
 def test_no_module_is_over_450_lines():
@@ -461,11 +492,11 @@ KNOWN_PRIVATE_IMPORTS = {
     "server/test_server_structure.py": {"judgelab.server._answers", "judgelab.server._app"},
     "test_control_tokens.py": {"judgelab.engine._special"},
     "test_evaluators.py": {"judgelab.evaluators._chunking"},
-    "test_gpu_settings.py": {"judgelab.engine._llama_backend"},
+    "test_gpu_settings.py": {"judgelab.engine._llama_config"},
     "test_label_head.py": {"judgelab.engine._label_head", "judgelab.engine._llama_hidden"},
     "test_label_tokens.py": {"judgelab.engine._labels", "judgelab.engine._hf_cache"},
     "test_schedule.py": {"judgelab.engine._schedule"},
-    "test_transformers_backend.py": {"judgelab.engine._hf_cache", "judgelab.engine._transformers_backend"},
+    "test_transformers_backend.py": {"judgelab.engine._hf_cache"},
     "test_transformers_sharing.py": {"judgelab.engine._schedule"},
 }
 

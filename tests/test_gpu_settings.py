@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from judgelab.engine import load_model
-from judgelab.engine._llama_backend import LlamaCppConfig, gpu_settings
+from judgelab.engine import LlamaCppConfig, load_model
+from judgelab.engine._llama_config import gpu_settings
 
 
 def test_gpu_offload_switches_the_label_head_off_and_says_so():

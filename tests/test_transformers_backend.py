@@ -20,9 +20,8 @@ import pytest
 
 pytest.importorskip("torch", reason="needs the transformers extra: pip install 'judgelab[transformers]'")
 
-from judgelab.engine import load_model  # noqa: E402
+from judgelab.engine import TransformersConfig, load_model  # noqa: E402
 from judgelab.engine._hf_cache import MARKER, cache_root, gguf_sha256  # noqa: E402
-from judgelab.engine._transformers_backend import TransformersConfig  # noqa: E402
 from judgelab.errors import JudgelabError  # noqa: E402
 from judgelab.evaluators import (  # noqa: E402
     EvaluationRequest,

@@ -14,12 +14,14 @@ from judgelab.engine._label_head import gguf_metadata
 from judgelab.engine._labels import ResolvedLabels, default_variants
 from judgelab.engine._lazy import LazyModel, ModelSource, spec_is_final
 from judgelab.engine._judge_model import JudgeModel
+from judgelab.engine._llama_config import LlamaCppConfig
 from judgelab.engine._loading import BACKENDS, adapter_file, load_model
 from judgelab.engine._model import BackendJudgeModel, Judgment
 from judgelab.engine._prompt import Prompt
 from judgelab.engine._remote_backend import estimate_tokens
 from judgelab.engine._remote_labels import LabelReading, pool_top_logprobs, read_label_text
 from judgelab.engine._remote_model import ChatPrompt, RemoteJudgeModel, RemoteJudgment
+from judgelab.engine._transformers_config import TransformersConfig
 
 __all__ = [
     "BACKENDS",
@@ -31,12 +33,14 @@ __all__ = [
     "Judgment",
     "LabelReading",
     "LazyModel",
+    "LlamaCppConfig",
     "ModelInfo",
     "ModelSource",
     "Prompt",
     "RemoteJudgeModel",
     "RemoteJudgment",
     "ResolvedLabels",
+    "TransformersConfig",
     "adapter_file",
     "default_variants",
     "estimate_tokens",

@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -45,8 +43,10 @@ import numpy as np
 from judgelab.engine._backend import BackendFacts
 from judgelab.engine._label_head import LabelHead, load_label_head
 from judgelab.engine._llama_hidden import HiddenCapture
+from judgelab.engine._llama_config import LlamaCppConfig, context_params, gpu_settings
 from judgelab.engine._llama_logs import route_llama_logs
 from judgelab.engine._llama_parking import Parking
+from judgelab.engine._llama_pieces import DecodePiece, decode_steps
 from judgelab.engine._schedule import (
     chunk_bounds, common_prefix, last_bound, plan_batches, segments, shared_base,
 )
@@ -56,99 +56,9 @@ from judgelab.errors import BackendUnavailableError, JudgelabError
 if TYPE_CHECKING:
     from judgelab.engine._llama_adapter import LoraHandle
 
-__all__ = ["LlamaCppConfig", "LlamaCppBackend", "gpu_settings"]
+__all__ = ["LlamaCppBackend"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LlamaCppConfig:
-    """Settings of a loaded GGUF model.
-
-    ``n_ctx`` is the longest prompt accepted; the KV cache holds
-    ``n_ctx + n_batch`` cells so that a batch of suffixes fits beside a
-    prompt-long shared prefix.
-
-    By default a judgment's numbers do not depend on what else was scored
-    with it or what the cache held: every prompt is scored on sequence 0, in
-    decode pieces that depend on its own tokens only (they end after a
-    newline once ``_CUT_MIN`` tokens long, and after ``piece_tokens`` tokens in
-    any case), reusing cached cells only up to a piece bound they were
-    computed to in those same pieces; so each token is computed in the same
-    decode shape and sits in the KV cell of its own position exactly as when
-    the prompt is scored alone, and no kernel's dependence on the batch shape
-    or on a cell's SIMD lane can tell the difference. This needs, and the
-    defaults are (measured: identical logits, not just close): ``flash_attn=False`` (flash attention tiles the cache
-    differently depending on where the cached prefix ended),
-    ``repack_weights=False`` (llama.cpp's repacked CPU kernels round rows by
-    their position in a 4-row tile) and padding tiny batches (see
-    ``LlamaCppBackend._fill``). ``kv_f32=True`` stores K/V in float32
-    instead of float16 (twice the cache memory). A 4-bit model turns such
-    last-bit differences into differences of 0.1-0.7 in the logits, because
-    activations are re-quantised to 8 bits between layers.
-
-    ``packed=True`` trades that for speed: prompts that share a prefix are
-    scored together, each suffix on its own sequence in one ``llama_batch``.
-    Their tokens then sit in other cells than when scored alone, and
-    probabilities move by up to a few hundredths.
-
-    ``label_head=True`` computes label logits from the final hidden state and
-    the label tokens' rows of the output matrix (``_label_head``) instead of
-    running the full-vocabulary output layer, once the model passed a check
-    against the full layer (``LlamaCppBackend.label_head_error``).
-
-    ``piece_tokens`` is the longest decode (at most ``n_batch``): also the
-    longest a server waits for an interrupted prompt's piece.
-
-    ``lora_path`` applies a LoRA adapter in llama.cpp's GGUF adapter format
-    (``lora_scale`` times its ``alpha / rank``) to every decode.
-    """
-
-    model_path: str
-    n_ctx: int = 2048
-    n_batch: int = 512
-    piece_tokens: int = 128
-    n_seq_max: int = 64
-    n_threads: int | None = None
-    n_threads_batch: int | None = None
-    n_gpu_layers: int = 0
-    flash_attn: bool = False
-    kv_f32: bool = False
-    packed: bool = False
-    repack_weights: bool = False
-    label_head: bool = True
-    verbose: bool = False
-    lora_path: str | None = None
-    lora_scale: float = 1.0
-
-
-def gpu_settings(offloaded: bool, config: LlamaCppConfig) -> tuple[bool, str]:
-    """Whether the label head is used, and a log line on what a GPU offload changes.
-
-    On CPU the defaults make a judgment bit-identical however it is batched
-    (see ``LlamaCppConfig``). With layers offloaded to a GPU:
-
-    - ``repack_weights`` only concerns CPU weight buffers: moot on the GPU;
-    - tiny batches are still padded to ``_MIN_ROWS`` (harmless, and GPU
-      matmuls too take other kernels for tiny batches), but CUDA kernels are
-      not guaranteed to round alike for every batch shape: answers are close
-      across batchings, not bit-identical;
-    - the label head is switched off: it reads hidden states through an
-      eval callback, which makes llama.cpp stop and copy the GPU graph at
-      every node. The full output layer runs on the GPU instead.
-    """
-    if not offloaded:
-        if config.n_gpu_layers:
-            return config.label_head, (
-                f"n_gpu_layers={config.n_gpu_layers}, but this llama-cpp-python build has no GPU "
-                "offload; running on CPU (build it with CMAKE_ARGS=\"-DGGML_CUDA=on\", see docs/gpu.md)"
-            )
-        return config.label_head, ""
-    return False, (
-        f"llama.cpp offloads {config.n_gpu_layers if config.n_gpu_layers > 0 else 'all'} layers to the GPU: "
-        "label head off (its hidden-state callback would stop the GPU graph at every node); "
-        "judgments are close across batchings but not guaranteed bit-identical on GPU kernels"
-    )
 
 
 def _import_llama_cpp() -> ModuleType:
@@ -177,31 +87,6 @@ _HEAD_PROBE = "Document: The museum opens at nine and closes at five.\nClaim: Th
 
 _backend_init_lock = threading.Lock()
 _backend_initialised = False
-
-
-def _context_params(llama_cpp: Any, config: LlamaCppConfig) -> Any:
-    """llama.cpp context parameters for ``config``: sizes, threads, one unified KV cache, KV type, flash attention."""
-    threads = config.n_threads or max(1, os.cpu_count() or 1)
-    cparams = llama_cpp.llama_context_default_params()
-    cparams.n_ctx = config.n_ctx + config.n_batch
-    cparams.n_batch = config.n_batch
-    cparams.n_ubatch = config.n_batch  # one decode = one micro-batch: no tiny leftover splits
-    cparams.n_seq_max = config.n_seq_max
-    cparams.n_threads = threads
-    cparams.n_threads_batch = config.n_threads_batch or threads
-    cparams.kv_unified = True  # one cache shared by all sequences: prefixes are copied, not recomputed
-    cparams.swa_full = True  # sliding-window layers keep every position, so prefixes can be reused
-    cparams.no_perf = True
-    if config.kv_f32:
-        cparams.type_k = llama_cpp.GGML_TYPE_F32
-        cparams.type_v = llama_cpp.GGML_TYPE_F32
-    if hasattr(cparams, "flash_attn_type"):
-        cparams.flash_attn_type = (
-            llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-            if config.flash_attn
-            else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-        )
-    return cparams
 
 
 class LlamaCppBackend:
@@ -238,7 +123,7 @@ class LlamaCppBackend:
         except ValueError as exc:
             raise JudgelabError(f"llama.cpp could not load {path}: {exc}") from exc
 
-        cparams = _context_params(llama_cpp, config)
+        cparams = context_params(llama_cpp, config)
         self._head: LabelHead | None = None
         self._capture: HiddenCapture | None = None
         self.offloaded = bool(config.n_gpu_layers) and bool(llama_cpp.llama_supports_gpu_offload())
@@ -430,13 +315,13 @@ class LlamaCppBackend:
         for s in seqs.values():
             self._ll.llama_memory_seq_cp(mem, 0, s, 0, base)
         stream = [
-            _Piece(tuple(seqs[m] for m in seg.members), prompts[seg.owner][seg.start : seg.end],
+            DecodePiece(tuple(seqs[m] for m in seg.members), prompts[seg.owner][seg.start : seg.end],
                    seg.start, seg.logits_for)
             for seg in segments(prompts, lo, hi, base)
         ]
         results: list[tuple[int, list[float]]] = []
         try:
-            for step in _steps(stream, self.config.n_batch):
+            for step in decode_steps(stream, self.config.n_batch):
                 self._fill(step)
                 self._decode(labels_only=True)
                 index, output = -1, 0
@@ -451,9 +336,9 @@ class LlamaCppBackend:
             self._drop_padding()
         return results
 
-    def _pad_piece(self, n: int) -> "_Piece":
+    def _pad_piece(self, n: int) -> DecodePiece:
         """Throw-away tokens on the padding sequence (positions continue across calls)."""
-        piece = _Piece((self._pad_seq,), [self._pad_token] * n, self._pad_pos, None)
+        piece = DecodePiece((self._pad_seq,), [self._pad_token] * n, self._pad_pos, None)
         self._pad_pos += n
         return piece
 
@@ -561,7 +446,7 @@ class LlamaCppBackend:
         logits = None
         for start, end in self._plan(tokens, keep, bounds, limit):
             last = end == len(tokens) and want_logits
-            self._fill([_Piece((0,), tokens[start:end], start, -1 if last else None)])
+            self._fill([DecodePiece((0,), tokens[start:end], start, -1 if last else None)])
             self._decode(labels_only=last and ids is not None)
             self._drop_padding()
             self._cached = tokens[:end]
@@ -579,7 +464,7 @@ class LlamaCppBackend:
             raise JudgelabError(f"llama.cpp decoded no logits for a prompt of {len(tokens)} tokens; please report it.")
         return logits
 
-    def _fill(self, pieces: Sequence["_Piece"]) -> None:
+    def _fill(self, pieces: Sequence[DecodePiece]) -> None:
         """Fill the llama batch with pieces; logits only at pieces' last tokens
         that belong to a member.
 
@@ -706,7 +591,7 @@ class LlamaCppBackend:
             self.reset_cache()
             t0 = time.perf_counter()
             for start in range(0, len(tokens), size):
-                self._fill([_Piece((0,), list(tokens[start : start + size]), start, None)])
+                self._fill([DecodePiece((0,), list(tokens[start : start + size]), start, None)])
                 self._decode()
                 self._drop_padding()
             elapsed = time.perf_counter() - t0
@@ -744,40 +629,3 @@ def _file_type_name(llama_cpp: ModuleType, file_type: str | None) -> str:
         if name.startswith("LLAMA_FTYPE_") and getattr(llama_cpp, name) == int(file_type):
             return name.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_").removeprefix("ALL_")
     return f"file_type {file_type}"
-
-
-@dataclass(frozen=True)
-class _Piece:
-    """Consecutive tokens of one or more sequences, starting at position ``start``.
-
-    ``member`` is the prompt whose label logits are read at the piece's last
-    token (None: no logits); ``last`` is False for all but the final step of
-    a suffix split across steps.
-    """
-
-    seqs: tuple[int, ...]
-    tokens: Sequence[int]
-    start: int
-    member: int | None
-    last: bool = True
-
-
-def _steps(pieces: list[_Piece], n_batch: int) -> list[list[_Piece]]:
-    """Cut pieces into decode steps of at most ``n_batch`` tokens, in order.
-
-    A piece longer than a step is split; only its final part reads logits.
-    """
-    steps: list[list[_Piece]] = [[]]
-    room = n_batch
-    for piece in pieces:
-        tokens, start = list(piece.tokens), piece.start
-        while tokens:
-            if room == 0:
-                steps.append([])
-                room = n_batch
-            take = tokens[:room]
-            tokens = tokens[room:]
-            steps[-1].append(_Piece(piece.seqs, take, start, piece.member, not tokens))
-            start += len(take)
-            room -= len(take)
-    return [s for s in steps if s]

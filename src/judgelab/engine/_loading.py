@@ -93,7 +93,8 @@ def adapter_file(spec: ModelSpec, kind: str, backend: str) -> Path | None:
 
 
 def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]) -> LlamaCppBackend:
-    from judgelab.engine._llama_backend import LlamaCppBackend, LlamaCppConfig
+    from judgelab.engine._llama_backend import LlamaCppBackend
+    from judgelab.engine._llama_config import LlamaCppConfig
 
     options = _backend_options(LlamaCppConfig, "model_path", "llama_cpp", spec, options)
     lora = adapter_file(spec, "gguf", "llama_cpp")
@@ -103,13 +104,10 @@ def _build_llama_cpp(spec: ModelSpec, weights: Path, options: dict[str, Any]) ->
 
 
 def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str, Any]) -> TransformersBackend:
-    from judgelab.engine._transformers_backend import (
-        TransformersBackend,
-        TransformersConfig,
-        _import_torch,
-    )
+    from judgelab.engine._transformers_backend import TransformersBackend
+    from judgelab.engine._transformers_config import TransformersConfig, import_torch
 
-    _import_torch()  # BackendUnavailableError naming the extra, before anything else
+    import_torch()  # BackendUnavailableError naming the extra, before anything else
     options = _backend_options(TransformersConfig, "model", "transformers", spec, options)
     peft = adapter_file(spec, "peft", "transformers")
     if peft is not None and spec.adapter is not None:

@@ -24,9 +24,6 @@ import inspect
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,21 +31,18 @@ import numpy as np
 from judgelab.engine._backend import BackendFacts
 from judgelab.engine._schedule import prefix_groups
 from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
-from judgelab.errors import BackendUnavailableError, JudgelabError
+from judgelab.engine._transformers_config import TransformersConfig, import_torch
+from judgelab.engine._transformers_source import merged_adapter, resolve_source
+from judgelab.errors import JudgelabError
 
 if TYPE_CHECKING:
     import torch
     from torch import Tensor
     from transformers import Cache, PreTrainedModel
 
-__all__ = ["TransformersConfig", "TransformersBackend", "INSTALL_HINT"]
+__all__ = ["TransformersBackend"]
 
 log = logging.getLogger(__name__)
-
-INSTALL_HINT = "pip install 'judgelab[transformers]'"
-
-_DEVICES = ("auto", "cpu", "cuda")
-_DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 # A bucket takes no prompt that would make more than this share of it padding.
 _MAX_PADDING = 0.125
@@ -62,199 +56,13 @@ _AUTO_MAX_ROWS = {"cpu": 32, "cuda": 128}
 _END_OF_TURN = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<EOT>")
 
 
-@dataclass(frozen=True)
-class TransformersConfig:
-    """Settings of a model loaded through transformers.
-
-    Parameters
-    ----------
-    model
-        A Hugging Face model folder, a ``.gguf`` file, or a repo id
-        (``"google/gemma-3-270m"``; downloaded by transformers when not in
-        the local Hugging Face cache).
-    gguf_file
-        The GGUF file inside ``model`` when ``model`` is a folder or repo
-        that holds GGUF files.
-    device
-        ``"cpu"``, ``"cuda"``, or ``"auto"`` (cuda when available, spread
-        over the GPUs with accelerate's ``device_map="auto"``).
-    dtype
-        ``"float32"``, ``"bfloat16"``, ``"float16"``, or ``"auto"``
-        (float32 on CPU, bfloat16 on cuda).
-    batch_size
-        Prompts per forward pass, or ``"auto"``: as many as fit a token
-        budget (4096 padded tokens on CPU, 32768 on cuda).
-    n_ctx
-        The most tokens one prompt may have.
-    n_threads
-        torch CPU threads (process-wide); ``None`` keeps torch's setting.
-    cache_dir
-        Where converted GGUF files are kept; ``None``:
-        ``$JUDGELAB_TRANSFORMERS_CACHE`` or ``~/.cache/judgelab/transformers``.
-    attn_implementation
-        transformers' attention (``"sdpa"``, ``"eager"``...); ``None`` lets
-        transformers choose.
-    share_prefixes
-        Compute a prefix shared by several prompts (a document checked
-        against several claims) once, and run only their suffixes, over a
-        copy of its key/values (see ``TransformersBackend.label_logits``).
-    min_shared_tokens
-        The shortest shared prefix worth a forward of its own.
-    pack
-        Run prompts that share no prefix packed into one row each forward,
-        without padding: position ids restart at every prompt and
-        transformers masks attention to each prompt's own tokens (its
-        packed-sequence detection; with flash attention it runs
-        variable-length kernels, with sdpa/eager a dense block-diagonal
-        mask). Off by default: not measured on a GPU.
-    adapter_path
-        A PEFT LoRA adapter folder (``adapter_config.json`` and its weights)
-        applied to the model and merged into its weights on load.
-    adapter_scale
-        The adapter's weight (1.0: as trained).
-    """
-
-    model: str
-    gguf_file: str | None = None
-    device: str = "auto"
-    dtype: str = "auto"
-    batch_size: int | str = "auto"
-    n_ctx: int = 2048
-    n_threads: int | None = None
-    cache_dir: str | None = None
-    attn_implementation: str | None = None
-    share_prefixes: bool = True
-    min_shared_tokens: int = 32
-    pack: bool = False
-    adapter_path: str | None = None
-    adapter_scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.device not in _DEVICES:
-            raise ValueError(
-                f"The 'device' option of the transformers backend must be one of {_DEVICES}. "
-                f"Got {self.device!r} instead."
-            )
-        if self.dtype not in _DTYPES:
-            raise ValueError(
-                f"The 'dtype' option of the transformers backend must be one of {_DTYPES}. "
-                f"Got {self.dtype!r} instead."
-            )
-        if not (self.batch_size == "auto" or (isinstance(self.batch_size, int) and self.batch_size >= 1)):
-            raise ValueError(
-                "The 'batch_size' option of the transformers backend must be 'auto' or an int >= 1. "
-                f"Got {self.batch_size!r} instead."
-            )
-        if self.n_ctx < 1:
-            raise ValueError(f"The 'n_ctx' option must be an int >= 1. Got {self.n_ctx!r} instead.")
-
-
-def _import_torch() -> tuple[ModuleType, ModuleType]:
-    """torch and transformers, or a BackendUnavailableError naming the extra."""
-    try:
-        import torch
-        import transformers
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"The transformers backend needs torch, transformers and accelerate, which are not "
-            f"installed ({exc}). Install them with: {INSTALL_HINT}",
-            backend="transformers",
-            extra="transformers",
-        ) from exc
-    if _version_tuple(transformers.__version__) < _MIN_TRANSFORMERS:
-        raise BackendUnavailableError(
-            f"The transformers backend needs transformers >= "
-            f"{'.'.join(map(str, _MIN_TRANSFORMERS))}, found {transformers.__version__}. "
-            f"Upgrade it with: {INSTALL_HINT}",
-            backend="transformers",
-            extra="transformers",
-        )
-    return torch, transformers
-
-
-# The first transformers whose from_pretrained takes ``dtype=`` (see pyproject).
-_MIN_TRANSFORMERS = (4, 56)
-
-
-def _version_tuple(version: str) -> tuple[int, ...]:
-    parts = []
-    for piece in version.split(".")[:2]:
-        digits = "".join(c for c in piece if c.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
-PEFT_HINT = "pip install 'judgelab[tune]'"
-
-
-def _merged_adapter(model: PreTrainedModel, path: str, scale: float) -> PreTrainedModel:
-    """``model`` with the PEFT LoRA adapter in ``path`` merged into its weights."""
-    try:
-        from peft import PeftModel
-        from peft.tuners.lora import LoraLayer
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"Loading a LoRA adapter on the transformers backend needs peft ({exc}). "
-            f"Install it with: {PEFT_HINT}",
-            backend="transformers",
-            extra="tune",
-        ) from exc
-    if not (Path(path) / "adapter_config.json").is_file():
-        raise JudgelabError(f"{path} is not a PEFT adapter folder (no adapter_config.json). "
-                            "Check the spec's [adapter] peft path.")
-    wrapped = PeftModel.from_pretrained(model, path)
-    if scale != 1.0:
-        for module in wrapped.modules():
-            if isinstance(module, LoraLayer):
-                for name in list(module.scaling):
-                    module.set_scale(name, scale)
-    log.info("PEFT adapter %s merged (scale %g)", path, scale)
-    merged: PreTrainedModel = wrapped.merge_and_unload()
-    return merged
-
-
-def _resolve_source(config: TransformersConfig) -> str:
-    """A local model folder or repo id for ``from_pretrained`` (GGUFs converted via the cache)."""
-    from judgelab.engine._hf_cache import converted_folder
-
-    root = Path(config.cache_dir).expanduser() if config.cache_dir else None
-    path = Path(config.model).expanduser()
-    if config.gguf_file:
-        gguf = path / config.gguf_file
-        if not gguf.is_file():
-            if path.exists():
-                raise JudgelabError(f"GGUF file {config.gguf_file!r} not found in {path}.")
-            try:
-                from huggingface_hub import hf_hub_download
-
-                gguf = Path(hf_hub_download(config.model, config.gguf_file))
-            except Exception as exc:  # network, auth, missing file: all the same to the user
-                raise JudgelabError(
-                    f"Could not get {config.gguf_file!r} from the Hugging Face repo "
-                    f"{config.model!r}: {exc}. Download it and pass the .gguf path instead."
-                ) from exc
-        return str(converted_folder(gguf, root))
-    if path.suffix == ".gguf":
-        if not path.is_file():
-            raise JudgelabError(f"GGUF file not found: {path}")
-        return str(converted_folder(path, root))
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise JudgelabError(
-                f"{path} is not a Hugging Face model folder (no config.json). Pass a folder "
-                "written by save_pretrained, a .gguf file, or a repo id."
-            )
-        return str(path)
-    return config.model  # a repo id
-
-
 class TransformersBackend:
     """A causal LM loaded with transformers, scoring label tokens in batched forwards."""
 
     name = "transformers"
 
     def __init__(self, config: TransformersConfig) -> None:
-        torch, transformers = _import_torch()
+        torch, transformers = import_torch()
         self._torch = torch
         self._transformers_version = transformers.__version__
         self.config = config
@@ -275,7 +83,7 @@ class TransformersBackend:
         dtype_name = config.dtype if config.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
         self.dtype = getattr(torch, dtype_name)
 
-        source = _resolve_source(config)
+        source = resolve_source(config)
         self.source = source
         kwargs: dict[str, Any] = {"dtype": self.dtype}
         if config.attn_implementation:
@@ -291,7 +99,7 @@ class TransformersBackend:
                 "file, or a repo id that is in the local Hugging Face cache (or reachable online)."
             ) from exc
         if config.adapter_path:
-            self._model = _merged_adapter(self._model, config.adapter_path, config.adapter_scale)
+            self._model = merged_adapter(self._model, config.adapter_path, config.adapter_scale)
         if "device_map" not in kwargs:
             self._model.to(device)
         self._model.eval()

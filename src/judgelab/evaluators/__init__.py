@@ -55,7 +55,7 @@ from judgelab.evaluators._policy_figures import (
     IntervalRecord,
     Num,
 )
-from judgelab.evaluators._policy_file import (
+from judgelab.evaluators._policy import (
     CASCADE_METHOD,
     LTT_CITATION,
     POLICY_METHOD,

@@ -12,7 +12,7 @@ from typing import Any
 from judgelab.engine import JudgeModel
 from judgelab.errors import ParameterError
 from judgelab.evaluators._registry import build_evaluator, evaluator_names, register_evaluator
-from judgelab.evaluators._policy_file import Policy, load_cascade
+from judgelab.evaluators._policy import Policy, load_cascade
 from judgelab.evaluators.cascade import Cascade
 from judgelab.evaluators.jury import Combine, Jury
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from judgelab.errors import ParameterError, PolicyMismatchError
-from judgelab.evaluators._policy_file import Band, JudgeIdentity, Policy
+from judgelab.evaluators._policy import Band, JudgeIdentity, Policy
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many

@@ -8,9 +8,12 @@ With a policy, an abstention is neither: the test is skipped with the band
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from judgelab.evaluators import EvaluationResponse
 
 __all__ = ["assert_fails", "assert_passes", "band", "decision_of", "describe", "set_abstain_mode"]
 
@@ -22,11 +25,11 @@ def set_abstain_mode(mode: str) -> None:
     _ABSTAIN_MODE["mode"] = mode
 
 
-def _meta(response: Any) -> dict[str, Any]:
+def _meta(response: EvaluationResponse) -> dict[str, Any]:
     return dict(getattr(response, "metadata", None) or {})
 
 
-def decision_of(response: Any) -> str:
+def decision_of(response: EvaluationResponse) -> str:
     """``"pass"``, ``"fail"`` or ``"abstain"``: the policy's decision, else the threshold's."""
     decision = _meta(response).get("decision")
     if isinstance(decision, str) and decision in ("pass", "fail", "abstain"):
@@ -34,11 +37,11 @@ def decision_of(response: Any) -> str:
     return "pass" if response.passed else "fail"
 
 
-def _num(value: Any) -> str:
+def _num(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
-def band(response: Any) -> str:
+def band(response: EvaluationResponse) -> str:
     """``"[lower, upper]"`` of the response's policy, or ``""``."""
     policy = _meta(response).get("policy")
     if not isinstance(policy, dict):
@@ -46,7 +49,7 @@ def band(response: Any) -> str:
     return f"[{_num(policy.get('lower'))}, {_num(policy.get('upper'))}]"
 
 
-def describe(response: Any) -> str:
+def describe(response: EvaluationResponse) -> str:
     """The lines a failed judge assertion shows: score and threshold or policy, feedback, chunks, model."""
     meta = _meta(response)
     decision = decision_of(response)
@@ -74,7 +77,7 @@ def describe(response: Any) -> str:
     return "\n".join(lines)
 
 
-def _abstained(response: Any) -> None:
+def _abstained(response: EvaluationResponse) -> None:
     __tracebackhide__ = True
     reason = f"judge abstained: P={response.score:.3f} inside the band {band(response)}"
     if _ABSTAIN_MODE["mode"] == "fail":
@@ -82,7 +85,7 @@ def _abstained(response: Any) -> None:
     pytest.skip(reason)
 
 
-def assert_passes(response: Any, msg: str | None = None) -> None:
+def assert_passes(response: EvaluationResponse, msg: str | None = None) -> None:
     """Assert that the judge passed ``response`` (an ``EvaluationResponse``).
 
     A policy's abstention skips the test (or fails it under
@@ -98,7 +101,7 @@ def assert_passes(response: Any, msg: str | None = None) -> None:
                              f"{describe(response)}")
 
 
-def assert_fails(response: Any, msg: str | None = None) -> None:
+def assert_fails(response: EvaluationResponse, msg: str | None = None) -> None:
     """Assert that the judge failed ``response``; the mirror of ``assert_passes``."""
     __tracebackhide__ = True
     decision = decision_of(response)

@@ -11,6 +11,7 @@ an ``[adapter]`` table that both backends load. Nothing here is imported by
 
 from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PEFT_HINT, TuneConfig
 from judgelab.tuning._data import Source, heldout_split, load_sources, split_sources
+from judgelab.tuning._evaluate import evaluate_heldout
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE
@@ -26,6 +27,7 @@ __all__ = [
     "SPEC_FILE",
     "TuneConfig",
     "TuneResult",
+    "evaluate_heldout",
     "export_gguf_adapter",
     "heldout_split",
     "load_sources",

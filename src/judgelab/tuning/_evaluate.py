@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration import LabelledRow, binary_metrics
+from judgelab.errors import PartialRunError
 from judgelab.evaluators import build_evaluator
 
 __all__ = ["evaluate_heldout", "pick_heldout"]
@@ -48,7 +49,9 @@ def evaluate_heldout(model: Any, rows: Mapping[str, Sequence[LabelledRow]], *, e
     """AUROC and balanced accuracy (at 0.5, and at the best threshold) per source and overall.
 
     ``rows`` maps a source name to its rows; ``evaluator`` is the tuned
-    evaluator's name (``None``: each task's default).
+    evaluator's name (``None``: each task's default). A row that cannot be
+    scored raises ``PartialRunError`` (the CLI exits 3, as calibrate does):
+    held-out figures are published only when every row has a score.
     """
     built: dict[str, Any] = {}
     per_source: dict[str, dict[str, float]] = {}
@@ -62,7 +65,7 @@ def evaluate_heldout(model: Any, rows: Mapping[str, Sequence[LabelledRow]], *, e
                 named = evaluator if evaluator and task == "fact-check" else None
                 built[task] = build_evaluator(named, model, task=task)
             task_rows = [r for r in source_rows if r.task == task]
-            responses = built[task].evaluate_many([r.to_request() for r in task_rows])
+            responses = _score(built[task], task_rows, source=name, label=label)
             scores.update({r.id: float(resp.score) for r, resp in zip(task_rows, responses)})
         labels_arr = np.array([r.label for r in source_rows], dtype=int)
         scores_arr = np.array([scores[r.id] for r in source_rows], dtype=float)
@@ -72,3 +75,19 @@ def evaluate_heldout(model: Any, rows: Mapping[str, Sequence[LabelledRow]], *, e
         log.info("%s held-out %s: %s", label, name, per_source[name])
     overall = _metrics(np.concatenate(all_y), np.concatenate(all_s)) if all_y else {}
     return {"label": label, "sources": per_source, "overall": overall}
+
+
+def _score(evaluator: Any, rows: Sequence[LabelledRow], *, source: str, label: str) -> list[Any]:
+    """The evaluator's responses to ``rows``, or a ``PartialRunError`` naming the source and the first failure."""
+    try:
+        responses: list[Any] = evaluator.evaluate_many([r.to_request() for r in rows])
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except Exception as exc:
+        raise PartialRunError(
+            f"{label} held-out scoring of {source!r} failed on its {len(rows)} rows ({rows[0].task}): "
+            f"{type(exc).__name__}: {exc}. No held-out figures are published from a partial evaluation; fix the "
+            "cause and rerun the same command, which resumes from the last checkpoint.",
+            n_failed=len(rows), n_rows=len(rows), first_error=f"{type(exc).__name__}: {exc}",
+        ) from exc
+    return responses

@@ -353,6 +353,10 @@ def fit_cascade_arrays(scores: ArrayLike, labels: ArrayLike, units: ArrayLike | 
     d = _Slice(s, y, codes.astype(int))
     nu = int(codes.max()) + 1 if len(codes) else 0
     m = int(np.bincount(codes).max()) if len(codes) else 1
+    if nu < 2:  # nothing to test on once a unit orders the candidates
+        why = (f"A cascade fit needs at least 2 units (one orders the candidates, the others test them); got {d.n} "
+               f"rows in {nu} unit{'s' if nu != 1 else ''}. Score more units.")
+        return _nothing_certified(d, costs, nu, m, rows=None, units=None, why=why)
     rng = np.random.default_rng(opts.seed)
     do, dt = _split(d, opts.ordering_fraction, rng)
     cf = _configs(do, opts.max_grid)
@@ -371,8 +375,19 @@ def fit_cascade_arrays(scores: ArrayLike, labels: ArrayLike, units: ArrayLike | 
                          error=err, rows_needed=None, units_needed=None, cost=cost, decided_share=share,
                          note=f"{n_rej} of {len(cand)} candidate cascades certified on {n_test_units} testing units.")
     rows, units_needed, why = _forecast(st, cand, opts, nu, d.n)
+    return _nothing_certified(d, costs, nu, m, tested=(n_test_units, len(cand)), rows=rows, units=units_needed, why=why)
+
+
+def _nothing_certified(d: _Slice, costs: np.ndarray, nu: int, m: int, *, tested: tuple[int, int] = (0, 0),
+                       rows: int | None, units: int | None, why: str) -> PolicyFit:
+    """The fit when no cascade is certified: every stage abstains on every row, with why and what would help.
+
+    ``tested`` is (testing units, candidates tested).
+    """
+    n_test_units, n_tested = tested
+    K = d.s.shape[0]
     bands = tuple(Band(None, None) for _ in range(K))
     _, _, cost, _ = _summary(bands, d, costs)
-    return PolicyFit(bands, False, d.n, nu, m, n_test_units, len(cand), 0, coverage=0.0, risk_value=math.nan,
-                     error=math.nan, rows_needed=rows, units_needed=units_needed, note=why, cost=cost,
+    return PolicyFit(bands, False, d.n, nu, m, n_test_units, n_tested, 0, coverage=0.0, risk_value=math.nan,
+                     error=math.nan, rows_needed=rows, units_needed=units, note=why, cost=cost,
                      decided_share=tuple(0.0 for _ in range(K)))
