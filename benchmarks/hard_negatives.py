@@ -66,7 +66,7 @@ def _sample_pairs(rows: list, max_pairs: int, seed: int = 0) -> list:
     return [r for r in rows if r.unit in chosen]
 
 
-def measure(name: str, generator, parents: list, max_pairs: int) -> dict:
+def measure(name: str, generator, parents: list, max_pairs: int, resamples: int) -> dict:
     from judgelab.calibration import shortcut_baselines
     from judgelab.errors import DataError
 
@@ -81,7 +81,7 @@ def measure(name: str, generator, parents: list, max_pairs: int) -> dict:
                  "generate_seconds": round(seconds, 2)}
     sample = _sample_pairs(rows, max_pairs)
     try:
-        report = shortcut_baselines(sample)
+        report = shortcut_baselines(sample, n_resamples=resamples)
     except DataError as exc:
         out["shortcuts_skipped"] = str(exc)
         print(f"{name}: {len(eligible)} parents -> {pairs} pairs; no shortcut check: {exc}", flush=True)
@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="rows overlapping this set are dropped before generation (the recipe's --exclude)")
     p.add_argument("--sources", help="comma-separated short names, in this order (default: every recipe source)")
     p.add_argument("--max-pairs", type=int, default=1500, help="pairs per generator and source the shortcut check reads")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help="bootstrap resamples of each interval (1000, as judgelab sets shortcuts; fewer on a busy machine)")
     p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "generators" / "shortcuts.json")
     args = p.parse_args(argv)
     args.loadavg_before = os.getloadavg()
@@ -129,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             if kwargs and source not in CONTRAST_SOURCES:
                 continue
             generator = (lambda rows, kw=kwargs: partial_pairs(rows, **kw)) if kwargs else GENERATORS[prefix]
-            results.setdefault(name, {})[source] = measure(f"{name}:{source}", generator, parents, args.max_pairs)
+            results.setdefault(name, {})[source] = measure(f"{name}:{source}", generator, parents, args.max_pairs,
+                                                   args.resamples)
         write(args, argv, excluded, results)  # after every source: a long run keeps what it measured
     print(f"wrote {args.out}")
     return 0
@@ -140,7 +143,7 @@ def write(args: argparse.Namespace, argv: list[str] | None, excluded: dict, resu
         "made_by": "python benchmarks/hard_negatives.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "commit": commit(), "cpu": cpu_model(), "cpus": os.cpu_count(), "loadavg_before": args.loadavg_before,
         "exclude": str(args.exclude.relative_to(REPO)) if args.exclude.is_relative_to(REPO) else str(args.exclude),
-        "max_pairs": args.max_pairs, "sources": {s: spec.replace(str(args.data), "DATA") for s, spec in
+        "max_pairs": args.max_pairs, "resamples": args.resamples, "sources": {s: spec.replace(str(args.data), "DATA") for s, spec in
                                                   recipe_sources(args.data)},
         "excluded": excluded, "generators": results,
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from judgelab.calibration import (
@@ -17,8 +19,13 @@ from judgelab.calibration import (
     swap_pairs,
     write_rows,
 )
-from judgelab.calibration.data._number_negatives import stated_values
 from judgelab.errors import JudgelabError
+
+
+def stated_values(text: str) -> set[str]:
+    """Numbers by value (``1,500`` -> ``1500``), and words (lower case), that ``text`` states."""
+    numbers = {str(float(n.replace(",", ""))) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+    return numbers | {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
 
 
 def row(rid: str, document: str, claim: str, label: int = 1, unit: str | None = None) -> LabelledRow:
