@@ -102,13 +102,14 @@ def _numbers(claim: str) -> list[_Figure]:
         if digits == 0:
             continue
         before, after = claim[max(0, m.start() - 12): m.start()], claim[m.end(): m.end() + 12]
-        is_day = bool(re.search(r"(" + "|".join(MONTHS) + r")\s+$", before) or re.match(r"\s+(" + "|".join(MONTHS) + r")\b", after))
+        is_day = not decimals and digits <= 31 and bool(re.search(r"(" + "|".join(MONTHS) + r")\s+$", before)
+                                                          or re.match(r"\s+(" + "|".join(MONTHS) + r")\b", after))
         is_year = not decimals and not suffix and "," not in integer and len(integer) == 4 and 1000 <= digits <= 2030
         percent = bool(_PERCENT_AFTER.match(after))
         scale = 10 ** len(decimals or "")
         cands = tuple((_format(new, integer, decimals, suffix), f"{new / scale:g}")
                       for new in _near_values(digits, year=is_year and not is_day,
-                                              day=is_day and not decimals and digits <= 31)
+                                              day=is_day)
                       if not (percent and new / scale > 100))
         kind = "day" if is_day else "year" if is_year else "percent" if percent else "number"
         figures.append(_Figure(m.start(), m.end(), m.group(0), _value(integer, decimals), cands, kind))

@@ -74,7 +74,9 @@ def names(text: str) -> list[tuple[int, int, str]]:
 
 def _entity_edits(claim: str, document: str) -> list[tuple[int, int, str, list[str]]]:
     claim_words = set(claim.split()) | {w.lower() for w in _WORD.findall(claim)}
-    in_doc = {n for _, _, n in names(document)}
+    lower = set(re.findall(r"\b[a-z]+\b", document))
+    # a one-word "name" the document also writes in lower case is a common word that opened a sentence
+    in_doc = {n for _, _, n in names(document) if " " in n or n.lower() not in lower}
     edits = []
     for start, end, name in names(claim):
         if name not in document:
