@@ -8,7 +8,8 @@ prompt, from the labelled sets in ``../shared/data`` (``--data``), one
 option per source giving its training rows (``SOURCES`` below; balanced per
 label): MNLI and FEVER-NLI (DocNLI binary), SNLI, FIB, FactCG, BEGIN,
 SummEdits (its scitldr domain only), and deletion pairs made from FIB and
-SummEdits (``d2c:``). WiCE, HaluEval QA and FaithBench are held out whole
+SummEdits (``d2c:``); hard negatives (``num:``, ``swap:``, ``partial:``,
+``GENERATED_SOURCES``) are options, off by default. WiCE, HaluEval QA and FaithBench are held out whole
 (FaithBench's licence allows evaluation only). Every training source needs
 an entry in ``LICENCES`` that allows a commercially usable derivative; the
 script refuses any other. ``--leave-out SOURCE`` holds one more out whole
@@ -68,6 +69,25 @@ SOURCES = (
     ("faithbench", "faithbench:{data}/faithbench/FaithBench.csv", 0),
 )
 
+#: Hard negatives made from other sources' rows (docs/generators.md): (option name, set spec, default rows, the
+#: sources they come from, first the one whose licence they carry). Unlike SOURCES, 0 rows leaves a source out of
+#: the run altogether (it is not held out whole: its rows share documents with their parents'), and it leaves
+#: with any of its parents (``--leave-out fever`` drops ``num_fever``). All 0 by default: the shipped recipe is
+#: unchanged until a measurement says otherwise.
+GENERATED_SOURCES = (
+    ("num_fever", "num:fever-nli:{data}/fever_nli", 0, ("fever",)),
+    ("num_factcg", "num:factcg:{data}/factcg/CG2C_doc.json", 0, ("factcg",)),
+    ("num_fib", "num:fib:{data}/fib", 0, ("fib",)),
+    ("swap_fever", "swap:fever-nli:{data}/fever_nli", 0, ("fever",)),
+    ("swap_factcg", "swap:factcg:{data}/factcg/CG2C_doc.json", 0, ("factcg",)),
+    ("swap_begin", "swap:begin:{data}/begin", 0, ("begin",)),
+    ("partial_fever", "partial:fever-nli:{data}/fever_nli", 0, ("fever",)),
+    ("partial_factcg", "partial:factcg:{data}/factcg/CG2C_doc.json", 0, ("factcg",)),
+    ("partial_begin", "partial:begin:{data}/begin", 0, ("begin",)),
+)
+#: Optional sources: read only when given rows (``used_sources``).
+OPTIONAL_SOURCES = GENERATED_SOURCES
+
 
 _FIB = "FIB annotations CC-BY-4.0; BBC (XSum) and CNN/Daily Mail articles, trained on as research data, never redistributed"
 _SCITLDR = ("SummEdits annotations Apache-2.0; domain scitldr only: SciTLDR abstracts (Apache-2.0 in its catalogue entry). "
@@ -91,12 +111,29 @@ LICENCES: dict[str, tuple[str, bool]] = {
     "halueval": ("MIT; knowledge from HotpotQA / Wikipedia: kept for evaluation", False),
     "faithbench": ("CC-BY-NC-SA-4.0: evaluation only", False),
 }
+# a generated source's text is its first parent's, with one claim edited (or joined to another row's claim)
+LICENCES.update({name: (LICENCES[parents[0]][0] + "; hard-negative pairs made by judgelab", LICENCES[parents[0]][1])
+                 for name, _, _, parents in GENERATED_SOURCES})
+
+
+def used_sources(args: argparse.Namespace) -> list[tuple[str, str, int]]:
+    """(option name, set spec, training rows) of every source the run reads, in order.
+
+    Every source of SOURCES (0 rows: held out whole), then the optional sources that have rows and none of
+    whose parents is left out.
+    """
+    def rows(name: str) -> int:
+        return 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
+
+    used = [(name, spec, rows(name)) for name, spec, _ in SOURCES]
+    used += [(name, spec, rows(name)) for name, spec, _, parents in OPTIONAL_SOURCES
+             if rows(name) > 0 and not set(parents) & set(args.leave_out)]
+    return used
 
 
 def check_licences(args: argparse.Namespace) -> None:
     """Refuse a training source (rows > 0) without a licence entry, or whose licence does not allow shipping."""
-    for name, _spec, _ in SOURCES:
-        rows = 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
+    for name, _spec, rows in used_sources(args):
         if rows == 0:
             continue
         licence = LICENCES.get(name)
@@ -110,8 +147,7 @@ def check_licences(args: argparse.Namespace) -> None:
 def sets_and_weights(data: Path, args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[float, ...]]:
     """The training sources and their shares of the rows (0 = held out whole); ``--leave-out`` zeroes one."""
     sets, weights = [], []
-    for name, spec, _ in SOURCES:
-        rows = 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
+    for _name, spec, rows in used_sources(args):
         sets.append(spec.format(data=data))
         weights.append(float(rows))
     return tuple(sets), tuple(weights)
@@ -125,6 +161,10 @@ def parser() -> argparse.ArgumentParser:
     for name, spec, rows in SOURCES:
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, default=rows,
                        help=f"training rows from {spec.split(':')[0]} (default {rows}; 0 = held out whole)")
+    for name, spec, rows, _parents in OPTIONAL_SOURCES:
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, default=rows,
+                       help=f"training rows from {spec.rsplit(':', 1)[0].replace('{data}', '')} (default {rows}; "
+                       "0 = not read)")
     p.add_argument("--leave-out", action="append", default=[], metavar="SOURCE",
                    help="hold this source out whole (a leave-one-source-out run); repeatable")
     p.add_argument("--scale", type=float, default=2.0,
@@ -167,7 +207,7 @@ def build_config(args: argparse.Namespace):
         evaluator="fact-checking", heldout=0.1, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
         long_rows="chunk", chunk_tokens=args.chunk_tokens, autocast=args.autocast, max_steps=args.max_steps,
         exclude=(str(args.exclude),) if args.exclude else (),
-        licences=tuple(LICENCES.get(name, ("no entry", False))[0] for name, _, _ in SOURCES),
+        licences=tuple(LICENCES.get(name, ("no entry", False))[0] for name, _, _ in used_sources(args)),
         rank=args.rank, alpha=2.0 * args.rank, epochs=args.epochs, lr=args.lr, batch=args.batch, warmup=0.1,
         seed=args.seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,

@@ -27,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--model", default=DEFAULT_MODEL_ID, help=f"model id, spec .toml or .gguf path (default {DEFAULT_MODEL_ID})")
     p.add_argument("--set", dest="set", metavar="FILE|KIND:PATH",
                    help="labelled JSONL file, or KIND:PATH to import (wice, halueval-qa, halueval-general, "
-                   "faithbench, llm-aggrefact); default: the starter set")
+                   "faithbench, llm-aggrefact, ...), or GENERATOR:SET for hard-negative pairs made from SET (d2c, num, "
+                   "swap, partial; e.g. num:fever-nli:DIR); default: the starter set")
     p.add_argument("--task", action="append", help="keep only rows of this task (repeatable)")
     p.add_argument("--threshold-strategy", default="balanced_accuracy", type=threshold_strategy,
                    help="balanced_accuracy (default), f1, youden, precision>=X, recall>=X or cost:FP,FN")

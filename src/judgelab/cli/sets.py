@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Scores SET's fact-check rows without the evidence: a claim-only bag-of-words model (out of "
                     "fold, by group) and the document's and claim's lengths, each as AUROC with a 95%% interval. "
                     "A set that teaches reading documents keeps all three near 0.5. SET is any --set of "
-                    "calibrate, e.g. d2c:fib:../shared/data/fib.")
+                    "calibrate, e.g. d2c:fib:../shared/data/fib or num:fever-nli:../shared/data/fever_nli (hard-negative "
+                    "generators: d2c, num, swap, partial).")
     sc.add_argument("set", metavar="SET")
     sc.add_argument("--limit", type=int, help="check at most this many rows (a seeded sample)")
     sc.set_defaults(func=run_shortcuts)
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="For each row of EVAL, finds rows of each TRAIN set that share the row (documents and claim), a "
                     "document, the claim, a sentence of at least --min-sentence-chars normalised characters, or a "
                     "near-duplicate document (word-shingle Jaccard >= --near-duplicate). EVAL and TRAIN are any "
-                    "--set of calibrate (a JSONL file, KIND:PATH, d2c:SET). Prints counts by kind and by set with "
+                    "--set of calibrate (a JSONL file, KIND:PATH, GENERATOR:SET with d2c, num, swap or partial). Prints counts by kind and by set with "
                     "the first pairs, writes --out JSON; exit 1 with --fail when any row overlaps.")
     ov.add_argument("evaluation", metavar="EVAL")
     ov.add_argument("--against", nargs="+", required=True, metavar="TRAIN", help="the training sets or pools")

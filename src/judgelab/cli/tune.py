@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--model", default="gemma-3-270m", help="base model id or spec .toml with a transformers path")
     p.add_argument("--set", dest="sets", action="append", required=True, metavar="FILE|KIND:PATH",
                    help="labelled set (repeatable; each is one source): JSONL or KIND:PATH (snli, summedits, "
-                   "wice, faithbench, halueval-qa, ...)")
+                   "wice, faithbench, halueval-qa, ...), or GENERATOR:SET for hard-negative pairs made from SET "
+                   "(d2c, num, swap, partial)")
     p.add_argument("--weights", type=_weights, help="one weight per --set, comma-separated (0: held out only)")
     p.add_argument("--evaluator", help="evaluator whose prompts are trained (default: each task's default)")
     p.add_argument("--rows", type=positive_int, help="training rows in all (default: every balanced row)")

@@ -1,5 +1,6 @@
-"""Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution, and the
-score records of a run (``ScoreRecord``, ``read_scores``) and its typed, versioned ``metrics.json``
+"""Labelled data: rows and sets (``LabelledRow``), importers of public sets, set resolution, hard-negative
+generators (``GENERATORS``: ``d2c:``, ``num:``, ``swap:``, ``partial:``), and the score records of a
+run (``ScoreRecord``, ``read_scores``) and its typed, versioned ``metrics.json``
 (``MetricsFile``: ``RunMeta`` and per task a ``TaskMetrics``; ``read_metrics``, ``write_metrics``), and
 label corrections kept beside a set (``Correction``, ``read_corrections``, ``apply_corrections``).
 
@@ -18,6 +19,7 @@ from judgelab.calibration.data._corrections import (
     read_corrections,
 )
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
+from judgelab.calibration.data._generated import generated_from
 from judgelab.calibration.data._importers import (
     IMPORTERS,
     import_faithbench,
@@ -45,6 +47,8 @@ from judgelab.calibration.data._overlap import (
     OverlapOptions,
     normalise_text,
 )
+from judgelab.calibration.data._number_negatives import number_pairs
+from judgelab.calibration.data._partial_negatives import partial_pairs
 from judgelab.calibration.data._records import (
     ScoreRecord,
     judge_values,
@@ -90,10 +94,12 @@ from judgelab.calibration.data._task_metrics import (
     TaskThreshold,
 )
 from judgelab.calibration.data._sets import (
+    GENERATORS,
     default_set_path,
     resolve_set,
     rows_by_task,
 )
+from judgelab.calibration.data._swap_negatives import swap_pairs
 from judgelab.calibration.data._limit import (
     SPREAD_UNITS,
     spread_limit,
@@ -142,6 +148,11 @@ __all__ = [
     "content_hashes",
     "default_set_path",
     "deletion_pairs",
+    "GENERATORS",
+    "generated_from",
+    "number_pairs",
+    "partial_pairs",
+    "swap_pairs",
     "import_begin",
     "import_docnli",
     "import_factcg",

@@ -4,23 +4,35 @@ from __future__ import annotations
 
 import importlib.resources
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from judgelab.calibration.data._contamination import Exclusion
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import IMPORTERS, import_set
 from judgelab.calibration.data._limit import spread_limit
+from judgelab.calibration.data._number_negatives import number_pairs
+from judgelab.calibration.data._partial_negatives import partial_pairs
 from judgelab.calibration.data._rows import LabelledRow, load_rows
+from judgelab.calibration.data._swap_negatives import swap_pairs
 from judgelab.errors import DataError, JudgelabError
 
-__all__ = ["default_set_path", "resolve_set", "rows_by_task"]
+__all__ = ["default_set_path", "resolve_set", "rows_by_task", "GENERATORS"]
 
 STARTER_SET = "starter.jsonl"
 
 
 #: ``d2c:SET``: deletion negatives made from SET's consistent rows.
 DELETION_PREFIX = "d2c"
+
+#: ``PREFIX:SET``: rows a generator makes from SET's rows (any set spec, generators included: ``num:d2c:...``).
+#: Each pair keeps its parent's unit, and an exclusion applies to SET's rows before the generator runs.
+GENERATORS: dict[str, Callable[[Sequence[LabelledRow]], list[LabelledRow]]] = {
+    DELETION_PREFIX: deletion_pairs,  # the claim's support deleted from the document
+    "num": number_pairs,  # a figure, date, percentage or amount changed
+    "swap": swap_pairs,  # an entity or a direction word swapped
+    "partial": partial_pairs,  # a clause the document does not support added
+}
 
 
 def default_set_path() -> Path:
@@ -56,14 +68,18 @@ def default_set_path() -> Path:
 
 def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False,
                 exclude: Exclusion | None = None) -> tuple[list[LabelledRow], str, int]:
-    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH``, ``d2c:SET`` or rows.
+    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH``, ``GENERATOR:SET`` or rows.
 
-    ``d2c:SET`` is the deletion pairs (``deletion_pairs``) made from the
-    consistent rows of ``SET``, any set spec this function takes.
+    ``GENERATOR:SET`` is the pairs a generator (``GENERATORS``) makes from the
+    consistent rows of ``SET``, any set spec this function takes:
+    ``d2c:`` deletion pairs (``deletion_pairs``), ``num:`` a changed figure
+    (``number_pairs``), ``swap:`` a swapped entity or direction word
+    (``swap_pairs``), ``partial:`` an unsupported clause added
+    (``partial_pairs``).
 
     ``exclude`` drops every row that overlaps its reference rows (by any kind:
     ``OverlapIndex``) from the rows a set *reads*, before a generator makes
-    rows from them: a deletion pair is never built from an excluded parent.
+    rows from them: a generated pair is never built from an excluded parent.
 
     Returns
     -------
@@ -77,14 +93,15 @@ def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid
         return _kept(list(spec), "(rows)", exclude), "(rows)", 0
     text = str(spec)
     kind, sep, rest = text.partition(":")
-    if sep and kind == DELETION_PREFIX:
+    if sep and kind in GENERATORS:
         inner, _, skipped = resolve_set(rest, skip_invalid=skip_invalid, exclude=exclude)
-        return deletion_pairs(inner), text, skipped
+        return GENERATORS[kind](inner), text, skipped
     if sep and kind in IMPORTERS:
         return _kept(import_set(kind, rest), text, exclude), text, 0
     if sep and not Path(text).exists() and len(kind) > 1:
-        known = ", ".join([*IMPORTERS, DELETION_PREFIX])
-        raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {known}.")
+        known = ", ".join(IMPORTERS)
+        raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {known}; generators "
+                            f"(GENERATOR:SET, over any set): {', '.join(GENERATORS)}.")
     ls = load_rows(text, skip_invalid=skip_invalid)
     return _kept(list(ls.rows), text, exclude), text, len(ls.skipped)
 
