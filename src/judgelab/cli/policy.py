@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from judgelab.calibration import LTTSettings, fit_and_save_policy
     from judgelab.cli._options import print_interval_warning
     from judgelab.cli._runs import load_run
+    from judgelab.evaluators import HeldoutPolicy
 
     records, task, _, meta = load_run(args.run, args.task)
     base = Path(args.run)
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     policy = fit_and_save_policy(records, out, settings, set_name=meta.set)
     held = policy.heldout
     print(f"{task}: {policy.describe()}")
-    if held:
+    if isinstance(held, HeldoutPolicy):
         print(f"  held-out ({held.mode}): coverage {held.coverage}, {policy.risk} among decided "
               f"{format(held.risk) if held.risk is not None else 'n/a'} on {held.n} rows")
     print_interval_warning([r.unit for r in records if r.ok], what="policy intervals")

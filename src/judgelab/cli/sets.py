@@ -38,8 +38,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="For each row of EVAL, finds rows of each TRAIN set that share the row (documents and claim), a "
                     "document, the claim, a sentence of at least --min-sentence-chars normalised characters, or a "
                     "near-duplicate document (word-shingle Jaccard >= --near-duplicate). EVAL and TRAIN are any "
-                    "--set of calibrate (a JSONL file, KIND:PATH, GENERATOR:SET with d2c, num, swap or partial). Prints counts by kind and by set with "
-                    "the first pairs, writes --out JSON; exit 1 with --fail when any row overlaps.")
+                    "--set of calibrate (a JSONL file, KIND:PATH, GENERATOR:SET with d2c, num, swap or partial). "
+                    "Prints counts by kind and by set with the first pairs, writes --out JSON; exit 1 with --fail when any row overlaps.")
     ov.add_argument("evaluation", metavar="EVAL")
     ov.add_argument("--against", nargs="+", required=True, metavar="TRAIN", help="the training sets or pools")
     ov.add_argument("--out", help="write the findings as JSON to this file")

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    import torch
+    from torch import Tensor
 
 __all__ = ["HiddenCache", "SplitForward"]
 
@@ -41,9 +41,9 @@ class HiddenCache:
         self.hits = 0
         self.misses = 0
         self.refused = 0
-        self._store: dict[tuple[int, ...], torch.Tensor] = {}
+        self._store: dict[tuple[int, ...], Tensor] = {}
 
-    def get(self, prompt: Sequence[int]) -> torch.Tensor | None:
+    def get(self, prompt: Sequence[int]) -> Tensor | None:
         found = self._store.get(tuple(prompt))
         if found is None:
             self.misses += 1
@@ -51,7 +51,7 @@ class HiddenCache:
             self.hits += 1
         return found
 
-    def put(self, prompt: Sequence[int], hidden: torch.Tensor) -> None:
+    def put(self, prompt: Sequence[int], hidden: Tensor) -> None:
         size = hidden.numel() * hidden.element_size()
         if self.bytes + size > self.max_bytes:
             if not self.refused:
@@ -106,14 +106,14 @@ class SplitForward:
         self.lower = list(decoder.layers[:first])
         self.as_tuple: bool | None = None  # what a decoder layer returns, seen in the first lower pass
 
-    def entering(self, prompt: Sequence[int]) -> torch.Tensor:
+    def entering(self, prompt: Sequence[int]) -> Tensor:
         """The (len(prompt), hidden) state entering layer ``first``, from the cache or the lower pass."""
         if self.cache is not None:
             found = self.cache.get(prompt)
             if found is not None:
                 return found
         torch = self.torch
-        captured: list[torch.Tensor] = []
+        captured: list[Tensor] = []
 
         def grab(module: Any, args: tuple, kwargs: dict) -> None:
             captured.append(args[0] if args else kwargs["hidden_states"])
@@ -134,12 +134,12 @@ class SplitForward:
         finally:
             handle.remove()
             watch.remove()
-        hidden = captured[0][0].detach().clone()
+        hidden: Tensor = captured[0][0].detach().clone()
         if self.cache is not None:
             self.cache.put(prompt, hidden)
         return hidden
 
-    def last_hidden(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
+    def last_hidden(self, prompts: Sequence[Sequence[int]]) -> Tensor:
         """A (len(prompts), width, hidden) last hidden state, prompts left-padded as in a full forward."""
         torch = self.torch
         states = [self.entering(p) for p in prompts]
@@ -154,7 +154,7 @@ class SplitForward:
         with _skipping(self.lower, self.as_tuple):
             out = self.decoder(inputs_embeds=batch, attention_mask=mask.to(self.device),
                                position_ids=positions.to(self.device), use_cache=False).last_hidden_state
-        return cast("torch.Tensor", out)
+        return cast("Tensor", out)
 
 
 def check_split(decoder: Any, split: SplitForward, prompt: Sequence[int], tolerance: float = 1e-4) -> float:
