@@ -18,6 +18,7 @@ from judgelab.calibration.data._corrections import (
     read_corrections,
 )
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
+from judgelab.calibration.data._sentence_rows import EDIT_FIELDS, sentence_rows
 from judgelab.calibration.data._importers import (
     IMPORTERS,
     import_faithbench,
@@ -142,6 +143,8 @@ __all__ = [
     "content_hashes",
     "default_set_path",
     "deletion_pairs",
+    "EDIT_FIELDS",
+    "sentence_rows",
     "import_begin",
     "import_docnli",
     "import_factcg",

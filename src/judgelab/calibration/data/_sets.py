@@ -12,6 +12,7 @@ from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._importers import IMPORTERS, import_set
 from judgelab.calibration.data._limit import spread_limit
 from judgelab.calibration.data._rows import LabelledRow, load_rows
+from judgelab.calibration.data._sentence_rows import sentence_rows
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["default_set_path", "resolve_set", "rows_by_task"]
@@ -21,6 +22,9 @@ STARTER_SET = "starter.jsonl"
 
 #: ``d2c:SET``: deletion negatives made from SET's consistent rows.
 DELETION_PREFIX = "d2c"
+
+#: ``sent:SET``: one claim sentence against its decomposition window, made from SET's fact-check rows.
+SENTENCE_PREFIX = "sent"
 
 
 def default_set_path() -> Path:
@@ -56,10 +60,11 @@ def default_set_path() -> Path:
 
 def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid: bool = False,
                 exclude: Exclusion | None = None) -> tuple[list[LabelledRow], str, int]:
-    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH``, ``d2c:SET`` or rows.
+    """Rows from a set argument: None (starter set), a JSONL path, ``KIND:PATH``, ``d2c:SET``, ``sent:SET`` or rows.
 
     ``d2c:SET`` is the deletion pairs (``deletion_pairs``) made from the
-    consistent rows of ``SET``, any set spec this function takes.
+    consistent rows of ``SET``, any set spec this function takes; ``sent:SET``
+    is the sentence rows (``sentence_rows``) made from ``SET``'s rows.
 
     ``exclude`` drops every row that overlaps its reference rows (by any kind:
     ``OverlapIndex``) from the rows a set *reads*, before a generator makes
@@ -80,10 +85,13 @@ def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid
     if sep and kind == DELETION_PREFIX:
         inner, _, skipped = resolve_set(rest, skip_invalid=skip_invalid, exclude=exclude)
         return deletion_pairs(inner), text, skipped
+    if sep and kind == SENTENCE_PREFIX:
+        inner, _, skipped = resolve_set(rest, skip_invalid=skip_invalid, exclude=exclude)
+        return sentence_rows(inner), text, skipped
     if sep and kind in IMPORTERS:
         return _kept(import_set(kind, rest), text, exclude), text, 0
     if sep and not Path(text).exists() and len(kind) > 1:
-        known = ", ".join([*IMPORTERS, DELETION_PREFIX])
+        known = ", ".join([*IMPORTERS, DELETION_PREFIX, SENTENCE_PREFIX])
         raise JudgelabError(f"Unknown data set kind {kind!r} in {text!r}; known kinds: {known}.")
     ls = load_rows(text, skip_invalid=skip_invalid)
     return _kept(list(ls.rows), text, exclude), text, len(ls.skipped)
