@@ -8,7 +8,8 @@ prompt, from the labelled sets in ``../shared/data`` (``--data``), one
 option per source giving its training rows (``SOURCES`` below; balanced per
 label): MNLI and FEVER-NLI (DocNLI binary), SNLI, FIB, FactCG, BEGIN,
 SummEdits (its scitldr domain only), and deletion pairs made from FIB and
-SummEdits (``d2c:``). WiCE, HaluEval QA and FaithBench are held out whole
+SummEdits (``d2c:``); sentence rows (``sent:``, ``OPTIONAL_SOURCES``) are
+options, off by default. WiCE, HaluEval QA and FaithBench are held out whole
 (FaithBench's licence allows evaluation only). Every training source needs
 an entry in ``LICENCES`` that allows a commercially usable derivative; the
 script refuses any other. ``--leave-out SOURCE`` holds one more out whole
@@ -68,6 +69,21 @@ SOURCES = (
     ("faithbench", "faithbench:{data}/faithbench/FaithBench.csv", 0),
 )
 
+#: Optional sources made from other sources' rows: (option name, set spec, default rows, the sources they come
+#: from, first the one whose licence they carry). Sentence rows (``sent:``): one claim sentence against the
+#: evidence window ``fact-checking-sentences`` gives it (docs/tuning.md). Unlike SOURCES, 0 rows leaves a source
+#: out of the run altogether (it is not held out whole: its rows share text with their parents'), and it
+#: leaves with any of its parents (``--leave-out fib`` drops ``sent_fib`` and ``sent_d2c_fib``). All 0 by
+#: default: the shipped recipe is unchanged until a measurement says otherwise.
+OPTIONAL_SOURCES = (
+    ("sent_fever", "sent:fever-nli:{data}/fever_nli", 0, ("fever",)),
+    ("sent_fib", "sent:fib:{data}/fib", 0, ("fib",)),
+    ("sent_factcg", "sent:factcg:{data}/factcg/CG2C_doc.json", 0, ("factcg",)),
+    ("sent_d2c_fib", "sent:d2c:fib:{data}/fib", 0, ("d2c_fib", "fib")),
+    ("sent_d2c_summedits", "sent:d2c:summedits:{data}/summedits/summedits_scitldr.json", 0,
+     ("d2c_summedits", "summedits")),
+)
+
 
 _FIB = "FIB annotations CC-BY-4.0; BBC (XSum) and CNN/Daily Mail articles, trained on as research data, never redistributed"
 _SCITLDR = ("SummEdits annotations Apache-2.0; domain scitldr only: SciTLDR abstracts (Apache-2.0 in its catalogue entry). "
@@ -91,12 +107,29 @@ LICENCES: dict[str, tuple[str, bool]] = {
     "halueval": ("MIT; knowledge from HotpotQA / Wikipedia: kept for evaluation", False),
     "faithbench": ("CC-BY-NC-SA-4.0: evaluation only", False),
 }
+# an optional source's text is its first parent's, cut into sentences and windows
+LICENCES.update({name: (LICENCES[parents[0]][0] + "; sentence rows made by judgelab", LICENCES[parents[0]][1])
+                 for name, _, _, parents in OPTIONAL_SOURCES})
+
+
+def used_sources(args: argparse.Namespace) -> list[tuple[str, str, int]]:
+    """(option name, set spec, training rows) of every source the run reads, in order.
+
+    Every source of SOURCES (0 rows: held out whole), then the optional sources that have rows and none of
+    whose parents is left out.
+    """
+    def rows(name: str) -> int:
+        return 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
+
+    used = [(name, spec, rows(name)) for name, spec, _ in SOURCES]
+    used += [(name, spec, rows(name)) for name, spec, _, parents in OPTIONAL_SOURCES
+             if rows(name) > 0 and not set(parents) & set(args.leave_out)]
+    return used
 
 
 def check_licences(args: argparse.Namespace) -> None:
     """Refuse a training source (rows > 0) without a licence entry, or whose licence does not allow shipping."""
-    for name, _spec, _ in SOURCES:
-        rows = 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
+    for name, _spec, rows in used_sources(args):
         if rows == 0:
             continue
         licence = LICENCES.get(name)
@@ -110,8 +143,7 @@ def check_licences(args: argparse.Namespace) -> None:
 def sets_and_weights(data: Path, args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[float, ...]]:
     """The training sources and their shares of the rows (0 = held out whole); ``--leave-out`` zeroes one."""
     sets, weights = [], []
-    for name, spec, _ in SOURCES:
-        rows = 0 if name in args.leave_out else round(getattr(args, name) * args.scale)
+    for _name, spec, rows in used_sources(args):
         sets.append(spec.format(data=data))
         weights.append(float(rows))
     return tuple(sets), tuple(weights)
@@ -125,6 +157,10 @@ def parser() -> argparse.ArgumentParser:
     for name, spec, rows in SOURCES:
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, default=rows,
                        help=f"training rows from {spec.split(':')[0]} (default {rows}; 0 = held out whole)")
+    for name, spec, rows, _parents in OPTIONAL_SOURCES:
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, default=rows,
+                       help=f"training rows from {spec.rsplit(':', 1)[0].replace('{data}', '')} (default {rows}; "
+                       "0 = not read)")
     p.add_argument("--leave-out", action="append", default=[], metavar="SOURCE",
                    help="hold this source out whole (a leave-one-source-out run); repeatable")
     p.add_argument("--scale", type=float, default=2.0,
@@ -163,7 +199,7 @@ def build_config(args: argparse.Namespace):
         evaluator="fact-checking", heldout=0.1, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
         long_rows="chunk", chunk_tokens=args.chunk_tokens, autocast=args.autocast, max_steps=args.max_steps,
         exclude=(str(args.exclude),) if args.exclude else (),
-        licences=tuple(LICENCES.get(name, ("no entry", False))[0] for name, _, _ in SOURCES),
+        licences=tuple(LICENCES.get(name, ("no entry", False))[0] for name, _, _ in used_sources(args)),
         rank=args.rank, alpha=2.0 * args.rank, epochs=args.epochs, lr=args.lr, batch=args.batch, warmup=0.1,
         seed=args.seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,
