@@ -9,7 +9,8 @@ option per source giving its training rows (``SOURCES`` below; balanced per
 label): MNLI and FEVER-NLI (DocNLI binary), SNLI, FIB, FactCG, BEGIN,
 SummEdits (its scitldr domain only), and deletion pairs made from FIB and
 SummEdits (``d2c:``); hard negatives (``num:``, ``swap:``, ``partial:``,
-``GENERATED_SOURCES``) are options, off by default. WiCE, HaluEval QA and FaithBench are held out whole
+``GENERATED_SOURCES``) and sentence rows (``sent:``, ``SENTENCE_SOURCES``) are options, off by default.
+WiCE, HaluEval QA and FaithBench are held out whole
 (FaithBench's licence allows evaluation only). Every training source needs
 an entry in ``LICENCES`` that allows a commercially usable derivative; the
 script refuses any other. ``--leave-out SOURCE`` holds one more out whole
@@ -85,8 +86,22 @@ GENERATED_SOURCES = (
     ("partial_factcg", "partial:factcg:{data}/factcg/CG2C_doc.json", 0, ("factcg",)),
     ("partial_begin", "partial:begin:{data}/begin", 0, ("begin",)),
 )
+#: Optional sources made from other sources' rows: (option name, set spec, default rows, the sources they come
+#: from, first the one whose licence they carry). Sentence rows (``sent:``): one claim sentence against the
+#: evidence window ``fact-checking-sentences`` gives it (docs/tuning.md). Unlike SOURCES, 0 rows leaves a source
+#: out of the run altogether (it is not held out whole: its rows share text with their parents'), and it
+#: leaves with any of its parents (``--leave-out fib`` drops ``sent_fib`` and ``sent_d2c_fib``). All 0 by
+#: default: the shipped recipe is unchanged until a measurement says otherwise.
+SENTENCE_SOURCES = (
+    ("sent_fever", "sent:fever-nli:{data}/fever_nli", 0, ("fever",)),
+    ("sent_fib", "sent:fib:{data}/fib", 0, ("fib",)),
+    ("sent_factcg", "sent:factcg:{data}/factcg/CG2C_doc.json", 0, ("factcg",)),
+    ("sent_d2c_fib", "sent:d2c:fib:{data}/fib", 0, ("d2c_fib", "fib")),
+    ("sent_d2c_summedits", "sent:d2c:summedits:{data}/summedits/summedits_scitldr.json", 0,
+     ("d2c_summedits", "summedits")),
+)
 #: Optional sources: read only when given rows (``used_sources``).
-OPTIONAL_SOURCES = GENERATED_SOURCES
+OPTIONAL_SOURCES = (*GENERATED_SOURCES, *SENTENCE_SOURCES)
 
 
 _FIB = "FIB annotations CC-BY-4.0; BBC (XSum) and CNN/Daily Mail articles, trained on as research data, never redistributed"
@@ -114,6 +129,9 @@ LICENCES: dict[str, tuple[str, bool]] = {
 # a generated source's text is its first parent's, with one claim edited (or joined to another row's claim)
 LICENCES.update({name: (LICENCES[parents[0]][0] + "; hard-negative pairs made by judgelab", LICENCES[parents[0]][1])
                  for name, _, _, parents in GENERATED_SOURCES})
+# a sentence source's text is its first parent's, cut into sentences and windows
+LICENCES.update({name: (LICENCES[parents[0]][0] + "; sentence rows made by judgelab", LICENCES[parents[0]][1])
+                 for name, _, _, parents in SENTENCE_SOURCES})
 
 
 def used_sources(args: argparse.Namespace) -> list[tuple[str, str, int]]:

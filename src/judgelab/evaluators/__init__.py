@@ -10,6 +10,7 @@ from judgelab.evaluators._spi import (
 )
 from judgelab.evaluators._chunking import chunk_text, split_sentences
 from judgelab.evaluators._evidence import content_words, evidence_windows
+from judgelab.evaluators._decompose import DecompositionPlan, SentenceCheck, plan_checks
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._criterion_types import (
@@ -85,6 +86,9 @@ __all__ = [
     "chunk_text",
     "content_words",
     "evidence_windows",
+    "DecompositionPlan",
+    "SentenceCheck",
+    "plan_checks",
     "split_sentences",
     "Attempt",
     "COMBINE_RULES",

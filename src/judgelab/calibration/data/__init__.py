@@ -20,6 +20,7 @@ from judgelab.calibration.data._corrections import (
 )
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._generated import generated_from
+from judgelab.calibration.data._sentence_rows import EDIT_FIELDS, sentence_rows
 from judgelab.calibration.data._importers import (
     IMPORTERS,
     import_faithbench,
@@ -153,6 +154,8 @@ __all__ = [
     "number_pairs",
     "partial_pairs",
     "swap_pairs",
+    "EDIT_FIELDS",
+    "sentence_rows",
     "import_begin",
     "import_docnli",
     "import_factcg",

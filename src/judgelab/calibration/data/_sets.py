@@ -15,6 +15,7 @@ from judgelab.calibration.data._number_negatives import number_pairs
 from judgelab.calibration.data._partial_negatives import partial_pairs
 from judgelab.calibration.data._rows import LabelledRow, load_rows
 from judgelab.calibration.data._swap_negatives import swap_pairs
+from judgelab.calibration.data._sentence_rows import sentence_rows
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["default_set_path", "resolve_set", "rows_by_task", "GENERATORS"]
@@ -32,6 +33,7 @@ GENERATORS: dict[str, Callable[[Sequence[LabelledRow]], list[LabelledRow]]] = {
     "num": number_pairs,  # a figure, date, percentage or amount changed
     "swap": swap_pairs,  # an entity or a direction word swapped
     "partial": partial_pairs,  # a clause the document does not support added
+    "sent": sentence_rows,  # one claim sentence against its decomposition window (labels from the parent's edit)
 }
 
 
@@ -75,7 +77,9 @@ def resolve_set(spec: str | Path | Sequence[LabelledRow] | None, *, skip_invalid
     ``d2c:`` deletion pairs (``deletion_pairs``), ``num:`` a changed figure
     (``number_pairs``), ``swap:`` a swapped entity or direction word
     (``swap_pairs``), ``partial:`` an unsupported clause added
-    (``partial_pairs``).
+    (``partial_pairs``); and ``sent:`` one claim
+    sentence against the window decomposition reads for it (``sentence_rows``),
+    labelled through the parent's label and edit.
 
     ``exclude`` drops every row that overlaps its reference rows (by any kind:
     ``OverlapIndex``) from the rows a set *reads*, before a generator makes
