@@ -38,9 +38,9 @@ steps of 8 rows at lr 6e-4), 3,395 s of training (308 tokens/s, float32, two
 torch threads) on a 2-core Intel Xeon (AVX-512, AMX) with nothing else running
 (autogroups off: docs/measurements.md); 61 minutes wall clock with loading,
 rendering and the held-out scoring before and after. ``--scale 1`` is the
-previous shipped run and the full-size leave-one-source-out folds. bf16
-autocast trains 1.5x faster on this CPU but its adapter scored worse
-(docs/tuning.md), so float32 is the default. ``--ship models`` then copies the adapter and
+previous shipped run and the full-size leave-one-source-out folds. Float32
+is the default: the one bf16 fold tried scored worse (docs/tuning.md, "Training
+speed", for bf16 with a float32 label head and the other speed settings). ``--ship models`` then copies the adapter and
 spec into ``models/`` (see docs/tuning.md).
 """
 

@@ -15,9 +15,7 @@ pytest.importorskip("peft", reason="needs the tune extra: pip install 'judgelab[
 transformers = pytest.importorskip("transformers")
 
 from judgelab.errors import ParameterError  # noqa: E402
-from judgelab.tuning import TuneConfig  # noqa: E402
-from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split  # noqa: E402
-from judgelab.tuning._lora import LabelReader, attach_lora  # noqa: E402
+from judgelab.tuning import HiddenCache, LabelReader, SplitForward, TuneConfig, attach_lora, check_split  # noqa: E402
 
 N_LAYERS = 6
 SLIDING = 4  # shorter than the prompts, so the sliding-window layers see a different mask than the global one

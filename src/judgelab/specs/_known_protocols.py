@@ -15,10 +15,11 @@ decisions            (same)    ``/decisions``               ``answers[0]`` (pred
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgelab.errors import RemoteError
 from judgelab.specs._remote_protocol import (
+    RemoteSettings,
     JsonObject,
     Messages,
     RemoteAnswer,
@@ -27,8 +28,6 @@ from judgelab.specs._remote_protocol import (
     register_remote_protocol,
 )
 
-if TYPE_CHECKING:
-    from judgelab.specs._remote_spec import RemoteSpec
 
 __all__ = ["Decisions", "OllamaChat", "OpenAIChat", "OpenAICompletions", "YES_NO"]
 
@@ -54,7 +53,7 @@ class OpenAIChat(RemoteProtocol):
     text_scheme = True
     api_key_env = "OPENAI_API_KEY"
 
-    def body(self, spec: RemoteSpec, call: RemoteCall) -> JsonObject:
+    def body(self, spec: RemoteSettings, call: RemoteCall) -> JsonObject:
         body: JsonObject = {"model": spec.model, "messages": _chat(call.messages), "max_tokens": call.max_tokens,
                             "temperature": 0}
         if call.logprobs:
@@ -83,7 +82,7 @@ class OpenAICompletions(RemoteProtocol):
     api_key_env = "OPENAI_API_KEY"
     renders_prompt = True
 
-    def body(self, spec: RemoteSpec, call: RemoteCall) -> JsonObject:
+    def body(self, spec: RemoteSettings, call: RemoteCall) -> JsonObject:
         body: JsonObject = {"model": spec.model, "prompt": str(call.prompt), "max_tokens": call.max_tokens,
                             "temperature": 0}
         if call.logprobs:
@@ -112,7 +111,7 @@ class OllamaChat(RemoteProtocol):
     text_scheme = True
     models_path = "api/tags"
 
-    def body(self, spec: RemoteSpec, call: RemoteCall) -> JsonObject:
+    def body(self, spec: RemoteSettings, call: RemoteCall) -> JsonObject:
         options: JsonObject = {"temperature": 0, "num_predict": call.max_tokens}
         body: JsonObject = {"model": spec.model, "messages": _chat(call.messages), "stream": False, "options": options}
         if call.logprobs:
@@ -145,7 +144,7 @@ class Decisions(RemoteProtocol):
     gives_probabilities = True
     writes_text = False
 
-    def body(self, spec: RemoteSpec, call: RemoteCall) -> JsonObject:
+    def body(self, spec: RemoteSettings, call: RemoteCall) -> JsonObject:
         question: JsonObject
         if tuple(lab.strip().lower() for lab in call.labels) == YES_NO:
             question = {"type": "predicate", "instructions": spec.instructions}

@@ -26,15 +26,31 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from judgelab.errors import RemoteError, SpecError
 
-if TYPE_CHECKING:
-    from judgelab.specs._remote_spec import RemoteSpec
+
+class RemoteSettings(Protocol):
+    """What a protocol reads of a remote spec (``judgelab.specs.RemoteSpec``, which validates its
+    protocol name against this module's registry, so this module may not import it)."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def top_logprobs(self) -> int: ...
+    @property
+    def instructions(self) -> str: ...
+
 
 __all__ = [
-    "Messages", "REMOTE_SCHEMES", "RemoteAnswer", "RemoteCall", "RemoteProtocol", "register_remote_protocol",
+    "Messages", "REMOTE_SCHEMES", "RemoteAnswer", "RemoteCall", "RemoteProtocol", "RemoteSettings", "register_remote_protocol",
     "remote_protocol", "remote_protocols",
 ]
 
@@ -78,7 +94,7 @@ class RemoteCall:
     stop: tuple[str, ...] = ()
 
     @classmethod
-    def judgment(cls, spec: RemoteSpec, prompt: str, messages: Messages, labels: Sequence[str]) -> RemoteCall:
+    def judgment(cls, spec: RemoteSettings, prompt: str, messages: Messages, labels: Sequence[str]) -> RemoteCall:
         """One judgment: the spec's ``max_tokens``; logprobs unless the spec reads reply text."""
         return cls(prompt, messages, tuple(labels), spec.max_tokens, spec.mode == "logprobs")
 
@@ -128,7 +144,7 @@ class RemoteProtocol(abc.ABC):
     models_path: ClassVar[str | None] = "models"
 
     @abc.abstractmethod
-    def body(self, spec: RemoteSpec, call: RemoteCall) -> JsonObject:
+    def body(self, spec: RemoteSettings, call: RemoteCall) -> JsonObject:
         """The JSON body that asks ``spec``'s server what ``call`` asks."""
 
     @abc.abstractmethod
@@ -149,7 +165,7 @@ class RemoteProtocol(abc.ABC):
 
     # -- what the engine calls (not overridden) ------------------------------------------
 
-    def request(self, spec: RemoteSpec, call: RemoteCall) -> tuple[str, JsonObject]:
+    def request(self, spec: RemoteSettings, call: RemoteCall) -> tuple[str, JsonObject]:
         """The ``(path, JSON body)`` for ``call``.
 
         Raises
@@ -163,7 +179,7 @@ class RemoteProtocol(abc.ABC):
                               reason="unsupported")
         return self.path, self.body(spec, call)
 
-    def answer(self, spec: RemoteSpec, data: Any, labels: Sequence[str], url: str) -> RemoteAnswer:
+    def answer(self, spec: RemoteSettings, data: Any, labels: Sequence[str], url: str) -> RemoteAnswer:
         """The ``RemoteAnswer`` in a server's JSON answer, checked.
 
         Raises

@@ -13,6 +13,8 @@ from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PEFT_HINT, TuneConfi
 from judgelab.tuning._data import Source, heldout_split, load_sources, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout
 from judgelab.tuning._gguf import export_gguf_adapter
+from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
+from judgelab.tuning._lora import LabelReader, attach_lora
 from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE
 from judgelab.weights import sha256_file
@@ -21,12 +23,17 @@ from judgelab.tuning._train import TuneResult, tune
 
 __all__ = [
     "DEFAULT_TARGET_MODULES",
+    "HiddenCache",
+    "LabelReader",
     "PEFT_HINT",
     "PROVENANCE_FILE",
     "Source",
     "SPEC_FILE",
+    "SplitForward",
     "TuneConfig",
     "TuneResult",
+    "attach_lora",
+    "check_split",
     "evaluate_heldout",
     "export_gguf_adapter",
     "heldout_split",
