@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.analysis import Analysis, analyze
@@ -29,7 +28,7 @@ def analyze_records(
     records: Sequence[ScoreRecord],
     out: str | Path,
     *,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     notes: Mapping[str, Sequence[str]] | None = None,
     policy_delta: float | None = 0.1,
     options: CalibrationOptions | None = None,
@@ -62,7 +61,7 @@ def analyze_run(
     records: Sequence[ScoreRecord] | str | Path,
     out: str | Path,
     *,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     notes: Mapping[str, Sequence[str]] | None = None,
     policy_delta: float | None = 0.1,
     options: CalibrationOptions | None = None,
