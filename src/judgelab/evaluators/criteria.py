@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from judgelab.errors import ParameterTypeError
 from judgelab.evaluators._detail import JudgmentDetail
@@ -14,7 +13,7 @@ from judgelab.evaluators.criteria_judge import CriteriaJudge, make_state
 __all__ = ["CriteriaEvaluator", "request_state", "verdict_score"]
 
 
-def request_state(request: EvaluationRequest) -> dict[str, Any]:
+def request_state(request: EvaluationRequest) -> dict[str, object]:
     """The state a request becomes.
 
     ``user_text`` -> ``user_question``, ``response_content`` ->
@@ -70,7 +69,7 @@ class CriteriaEvaluator(BaseEvaluator):
     def _response(self, verdict: Verdict) -> EvaluationResponse:
         model = self.judge.model
         spec = getattr(model, "spec", None)
-        metadata: dict[str, Any] = {
+        metadata: dict[str, object] = {
             "evaluator": self.name,
             "verdict": verdict,
             "findings": verdict.outcomes,
