@@ -63,7 +63,7 @@ class LazyModel:
     ``close()`` closes only a model it loaded itself.
     """
 
-    def __init__(self, model: ModelSource, options: Mapping[str, object] | None = None) -> None:
+    def __init__(self, model: ModelSource, options: Mapping[str, Any] | None = None) -> None:
         self.source = model  # what the caller passed (a distributed executor ships an id or path)
         self.options = dict(options or {})
         self._named = isinstance(model, (str, Path))

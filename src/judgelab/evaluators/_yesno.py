@@ -305,7 +305,7 @@ class YesNoEvaluator(BaseEvaluator):
             prompt_tokens=sum(j.answer.prompt_tokens for j in answers),
             calibrated=self.calibrator is not None,
         )
-        metadata = {
+        metadata: dict[str, object] = {
             "evaluator": detail.evaluator,
             "model": detail.model,
             "spec_hash": detail.spec_hash,

@@ -69,27 +69,31 @@ class CriteriaEvaluator(BaseEvaluator):
     def _response(self, verdict: Verdict) -> EvaluationResponse:
         model = self.judge.model
         spec = getattr(model, "spec", None)
+        criteria: dict[str, dict[str, float | str]] = {
+            f.name: {"score": f.score, "outcome": f.outcome.value}
+            for f in verdict.findings
+            if f.score is not None
+        }
+        model_id = getattr(model, "id", None)
+        spec_hash = getattr(spec, "spec_hash", None)
+        prompt_tokens = sum(getattr(f.answer, "prompt_tokens", 0) or 0 for f in verdict.findings)
         metadata: dict[str, object] = {
             "evaluator": self.name,
             "verdict": verdict,
             "findings": verdict.outcomes,
-            "criteria": {
-                f.name: {"score": f.score, "outcome": f.outcome.value}
-                for f in verdict.findings
-                if f.score is not None
-            },
-            "model": getattr(model, "id", None),
-            "spec_hash": getattr(spec, "spec_hash", None),
-            "prompt_tokens": sum(getattr(f.answer, "prompt_tokens", 0) or 0 for f in verdict.findings),
+            "criteria": criteria,
+            "model": model_id,
+            "spec_hash": spec_hash,
+            "prompt_tokens": prompt_tokens,
         }
         score = verdict_score(verdict)
         detail = JudgmentDetail(
             evaluator=self.name,
             raw_score=score,
-            criteria={name: float(c["score"]) for name, c in metadata["criteria"].items()},
-            model=metadata["model"],
-            spec_hash=metadata["spec_hash"],
-            prompt_tokens=metadata["prompt_tokens"],
+            criteria={name: float(c["score"]) for name, c in criteria.items()},
+            model=model_id,
+            spec_hash=spec_hash,
+            prompt_tokens=prompt_tokens,
         )
         return EvaluationResponse(
             passed=verdict.passed,

@@ -49,9 +49,10 @@ def analyze_records(
     }
     if policy_delta is None:
         return RunAnalysis(analyses, None)
+    set_name = (meta or {}).get("set")
     deployments = {
         task: deployment_for(recs, out, alpha=o.target_error, delta=policy_delta, seed=o.seed,
-                             set_name=(meta or {}).get("set"), single_task=len(by_task) == 1)
+                             set_name=set_name if isinstance(set_name, str) else None, single_task=len(by_task) == 1)
         for task, recs in by_task.items()
     }
     return RunAnalysis(analyses, deployments)

@@ -217,7 +217,7 @@ def score_rows(evaluator: Evaluator, rows: Sequence[LabelledRow], *, batch_size:
         records = score_batch(evaluator, rows[start : start + batch_size], identity, errors)
         yield records
         for rec in records:
-            exc = errors.get(rec["id"])
+            exc = errors.get(str(rec["id"]))
             streak = streak + 1 if exc is not None and is_unreachable(exc) else 0
         if streak >= STOP_AFTER_UNREACHABLE:
             left = len(rows) - start - len(records)
