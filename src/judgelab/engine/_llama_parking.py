@@ -30,6 +30,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from judgelab.engine._schedule import common_prefix
@@ -65,7 +66,7 @@ class Parking:
         The most tokens parked in all (the cache's cells: host memory for one full cache).
     """
 
-    def __init__(self, ll: Any, context: Callable[[], Any], memory: Callable[[], Any], slots: int,
+    def __init__(self, ll: ModuleType, context: Callable[[], Any], memory: Callable[[], Any], slots: int,
                  capacity: int) -> None:
         self._ll = ll
         self._context = context

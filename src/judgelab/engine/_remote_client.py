@@ -132,7 +132,7 @@ class RemoteClient:
         """``GET path`` as JSON (see ``post``)."""
         return self._call("GET", path, None, retry)
 
-    def post(self, path: str, body: dict[str, Any], *, retry: bool = True, counted: bool = True) -> Any:
+    def post(self, path: str, body: dict[str, object], *, retry: bool = True, counted: bool = True) -> Any:
         """``POST body`` to ``path`` (relative to the base URL, or absolute); the JSON answer.
 
         ``counted=False`` leaves the request out of ``counts`` (a tokenizer
@@ -146,7 +146,7 @@ class RemoteClient:
         """
         return self._call("POST", path, body, retry, counted)
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None, retry: bool, counted: bool = True) -> Any:
+    def _call(self, method: str, path: str, body: dict[str, object] | None, retry: bool, counted: bool = True) -> Any:
         attempt = 0
         count = self._count if counted else (lambda key: None)
         while True:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judgelab.errors import RemoteError
 
@@ -86,7 +86,7 @@ class ServedTokenizer:
         self.available = False
 
 
-def _ids(data: Any) -> list[int] | None:
+def _ids(data: object) -> list[int] | None:
     tokens = data.get("tokens") if isinstance(data, dict) else None
     if not isinstance(tokens, list):
         return None

@@ -200,7 +200,7 @@ def not_applicable_finding(name: str) -> Finding:
     return Finding(name, Outcome.NOT_APPLICABLE, None, f"{name}: not applicable")
 
 
-def check_finding(criterion: CheckCriterion, result: Any) -> Finding:
+def check_finding(criterion: CheckCriterion, result: object) -> Finding:
     """The finding of a code check from what its predicate returned."""
     name = criterion.name
     if not isinstance(result, (bool, np.bool_)):

@@ -10,7 +10,6 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["EvaluatorIdentity", "config_hash", "evaluator_identity"]
 
@@ -33,7 +32,7 @@ class EvaluatorIdentity:
     evaluator_hash: str
 
 
-def config_hash(kind: str, config: Mapping[str, Any]) -> str:
+def config_hash(kind: str, config: Mapping[str, object]) -> str:
     """A short, stable sha256 of an evaluator kind and its JSON-ready configuration."""
     payload = json.dumps({"kind": kind, **config}, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]

@@ -229,7 +229,7 @@ class Policy(BaseModel):
         return self
 
     @model_serializer(mode="wrap")
-    def _file_layout(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _file_layout(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         """The layout of the file each kind has always been written in (policy.json flat, cascade.json staged)."""
         data = handler(self)
         if self.kind == "cascade":
@@ -329,7 +329,7 @@ class Policy(BaseModel):
 
     # -- for people and protocols -----------------------------------------------------------------
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """What travels with every decision: the bands, alpha, delta, n (and risk, for a policy)."""
         if self.kind == "cascade":
             return {"kind": "cascade", "task": self.task, "alpha": self.alpha, "delta": self.delta, "n": self.n,

@@ -17,7 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, SerializerFunctionW
 __all__ = ["FitFigures", "HeldoutFigures", "HeldoutPolicy", "HeldoutCascade", "IntervalRecord", "Num"]
 
 
-def _nan_to_none(value: Any) -> Any:
+def _nan_to_none(value: object) -> object:
     """``None`` for a float nan (JSON has no nan; judgelab writes null), else the value unchanged."""
     return None if isinstance(value, float) and math.isnan(value) else value
 
@@ -54,7 +54,7 @@ class _Written(_Figures):
     """Figures written with only the keys that were set (a policy's and a cascade's differ), in field order."""
 
     @model_serializer(mode="wrap")
-    def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
         return {k: v for k, v in data.items() if k in self.model_fields_set}
 
@@ -100,10 +100,10 @@ class HeldoutFigures(_Written):
         return data
 
     @model_serializer(mode="wrap")
-    def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         """Each interval followed by its text, as judgelab always wrote them (``mode`` first, when there is one)."""
         data = {k: v for k, v in handler(self).items() if k in self.model_fields_set}
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for k, v in data.items():
             if k == "stage_shares":
                 for i, share in enumerate(self.stage_shares or ()):

@@ -161,8 +161,8 @@ def _import_builder(spec: str) -> EvaluatorBuilder:
     return builder
 
 
-def _resolve(name: str | None, task: str | None, options: dict[str, Any]
-             ) -> tuple[str, RegisteredEvaluator | None, dict[str, Any], bool]:
+def _resolve(name: str | None, task: str | None, options: dict[str, object]
+             ) -> tuple[str, RegisteredEvaluator | None, dict[str, object], bool]:
     """``(base name, entry or None for module:callable, options with the @ARG, fenced?)`` for ``name``."""
     if name is None:
         if task is None:
@@ -223,7 +223,7 @@ def evaluator_config(name: str | None, spec: ModelSpec | None = None, *, task: s
     return config.fenced() if fence else config
 
 
-PresetOptions = Mapping[str, Any] | Callable[[ModelSpec | None], Mapping[str, Any]]
+PresetOptions = Mapping[str, object] | Callable[[ModelSpec | None], Mapping[str, object]]
 """Options a name sets before the caller's: a mapping, or ``preset(spec)`` for those read from the model spec."""
 
 
@@ -244,7 +244,7 @@ class EvaluatorName:
     default_for_task: bool = False
     options: PresetOptions = field(default_factory=dict)
 
-    def preset(self, cls: object, spec: ModelSpec | None) -> dict[str, Any]:
+    def preset(self, cls: object, spec: ModelSpec | None) -> dict[str, object]:
         """The options this name sets on ``cls`` for a model with ``spec``, its own name included."""
         options = dict(self.options(spec) if callable(self.options) else self.options)
         if self.name != getattr(cls, "default_name", None):

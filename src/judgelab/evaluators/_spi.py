@@ -114,7 +114,7 @@ class EvaluationResponse:
         parts.append(f"feedback={self.feedback!r}")
         return f"EvaluationResponse({', '.join(parts)})"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (metadata values must already be JSON-ready)."""
         return {
             "passed": self.passed,

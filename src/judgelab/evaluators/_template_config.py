@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class DecisionPolicy(Protocol):
 
     def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
 
-    def summary(self) -> dict[str, Any]: ...
+    def summary(self) -> dict[str, object]: ...
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class Finding:
     detail: str
     score: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict."""
         answer = self.answer
         if dataclasses.is_dataclass(answer) and not isinstance(answer, type):
@@ -93,7 +93,7 @@ class Verdict:
                 return finding
         raise KeyError(f"No criterion named {name!r}; criteria: {[f.name for f in self.findings]}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict."""
         return {
             "passed": self.passed,

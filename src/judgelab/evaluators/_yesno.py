@@ -257,7 +257,7 @@ class YesNoEvaluator(BaseEvaluator):
 
     def _response(self, answers: Sequence[PromptAnswer[NoulAnswer]], *, best: int | None = None,
                   raw_score: float | None = None,
-                  extra: Mapping[str, Any] | None = None, where: str | None = None) -> EvaluationResponse:
+                  extra: Mapping[str, object] | None = None, where: str | None = None) -> EvaluationResponse:
         """The response to one request from its prompts' answers.
 
         Names along the way (docs/architecture.md): each answer's
@@ -305,7 +305,7 @@ class YesNoEvaluator(BaseEvaluator):
             prompt_tokens=sum(j.answer.prompt_tokens for j in answers),
             calibrated=self.calibrator is not None,
         )
-        metadata = {
+        metadata: dict[str, object] = {
             "evaluator": detail.evaluator,
             "model": detail.model,
             "spec_hash": detail.spec_hash,

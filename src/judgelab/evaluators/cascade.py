@@ -14,7 +14,7 @@ stage sees are sent to it, batched through ``evaluate_many``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from judgelab.errors import ParameterError, PolicyMismatchError
 from judgelab.evaluators._policy import Band, JudgeIdentity, Policy
@@ -144,7 +144,7 @@ class Cascade(BaseEvaluator):
             stages.append({"stage": j + 1, "name": self.names[j], "score": float(r.score), "decision": d,
                            "prompt_tokens": t, "model": detail.model})
         decided_by = None if decision == "abstain" else k + 1
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "evaluator": self.name, "decision": decision, "decided_by": decided_by,
             "decided_by_name": self.names[k] if decided_by else None,
             "cascade": {"stages": stages, "prompt_tokens": tokens, "bands": [(b.lower, b.upper) for b in self.bands]},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from judgelab.errors import ParameterTypeError
 from judgelab.evaluators._detail import JudgmentDetail
@@ -14,7 +13,7 @@ from judgelab.evaluators.criteria_judge import CriteriaJudge, make_state
 __all__ = ["CriteriaEvaluator", "request_state", "verdict_score"]
 
 
-def request_state(request: EvaluationRequest) -> dict[str, Any]:
+def request_state(request: EvaluationRequest) -> dict[str, object]:
     """The state a request becomes.
 
     ``user_text`` -> ``user_question``, ``response_content`` ->
@@ -70,27 +69,31 @@ class CriteriaEvaluator(BaseEvaluator):
     def _response(self, verdict: Verdict) -> EvaluationResponse:
         model = self.judge.model
         spec = getattr(model, "spec", None)
-        metadata: dict[str, Any] = {
+        criteria: dict[str, dict[str, float | str]] = {
+            f.name: {"score": f.score, "outcome": f.outcome.value}
+            for f in verdict.findings
+            if f.score is not None
+        }
+        model_id = getattr(model, "id", None)
+        spec_hash = getattr(spec, "spec_hash", None)
+        prompt_tokens = sum(getattr(f.answer, "prompt_tokens", 0) or 0 for f in verdict.findings)
+        metadata: dict[str, object] = {
             "evaluator": self.name,
             "verdict": verdict,
             "findings": verdict.outcomes,
-            "criteria": {
-                f.name: {"score": f.score, "outcome": f.outcome.value}
-                for f in verdict.findings
-                if f.score is not None
-            },
-            "model": getattr(model, "id", None),
-            "spec_hash": getattr(spec, "spec_hash", None),
-            "prompt_tokens": sum(getattr(f.answer, "prompt_tokens", 0) or 0 for f in verdict.findings),
+            "criteria": criteria,
+            "model": model_id,
+            "spec_hash": spec_hash,
+            "prompt_tokens": prompt_tokens,
         }
         score = verdict_score(verdict)
         detail = JudgmentDetail(
             evaluator=self.name,
             raw_score=score,
-            criteria={name: float(c["score"]) for name, c in metadata["criteria"].items()},
-            model=metadata["model"],
-            spec_hash=metadata["spec_hash"],
-            prompt_tokens=metadata["prompt_tokens"],
+            criteria={name: float(c["score"]) for name, c in criteria.items()},
+            model=model_id,
+            spec_hash=spec_hash,
+            prompt_tokens=prompt_tokens,
         )
         return EvaluationResponse(
             passed=verdict.passed,

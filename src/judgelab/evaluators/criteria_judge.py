@@ -54,8 +54,8 @@ def make_state(
     question: str | None = None,
     answer: str | None = None,
     context: Iterable[str] | None = None,
-    **fields: Any,
-) -> dict[str, Any]:
+    **fields: object,
+) -> dict[str, object]:
     """The state a criteria judge sees.
 
     ``question`` -> ``user_question``, ``answer`` -> ``assistant_answer``,
@@ -64,7 +64,7 @@ def make_state(
     "evidence that says nothing"), then ``fields`` in the order given.
     ``None`` values are left out.
     """
-    state: dict[str, Any] = {}
+    state: dict[str, object] = {}
     if question is not None:
         state[USER_QUESTION] = question
     if answer is not None:
@@ -172,7 +172,7 @@ class CriteriaJudge:
         question: str | None = None,
         answer: str | None = None,
         context: Iterable[str] | None = None,
-        **fields: Any,
+        **fields: object,
     ) -> Verdict:
         """Judge an answer to a question, with optional context and extra fields.
 
@@ -180,16 +180,16 @@ class CriteriaJudge:
         """
         return self.judge_state(make_state(question, answer, context, **fields))
 
-    def judge_state(self, state: Mapping[str, Any]) -> Verdict:
+    def judge_state(self, state: Mapping[str, object]) -> Verdict:
         """Judge a state (an ordered mapping of field names to JSON-like values)."""
         return self.judge_states([state])[0]
 
-    def judge_states(self, states: Sequence[Mapping[str, Any]]) -> list[Verdict]:
+    def judge_states(self, states: Sequence[Mapping[str, object]]) -> list[Verdict]:
         """Judge many states; the model's questions for all of them go to the engine together."""
         states = [check_state(s) for s in states]
         findings: list[list[Finding | None]] = [[None] * len(self.criteria) for _ in states]
         pending: list[tuple[int, int]] = []
-        asks: list[tuple[Mapping[str, Any], Question]] = []
+        asks: list[tuple[Mapping[str, object], Question]] = []
         for si, state in enumerate(states):
             for ci, criterion in enumerate(self.criteria):
                 early = self._before_model(criterion, state)
@@ -223,7 +223,7 @@ class CriteriaJudge:
             for row in findings
         ]
 
-    def _before_model(self, criterion: Criterion, state: Mapping[str, Any]) -> Finding | None:
+    def _before_model(self, criterion: Criterion, state: Mapping[str, object]) -> Finding | None:
         """NOT_APPLICABLE, a code check's finding, or an ERROR; ``None`` when the model must answer."""
         if criterion.applies_when is not None:
             try:

@@ -10,7 +10,7 @@ arrays, so a jury can be scored from its members' saved runs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -113,10 +113,11 @@ class Jury(BaseEvaluator):
             jurors.append({"name": name, "score": float(r.score), "passed": bool(r.passed), "model": d.model,
                            "prompt_tokens": d.prompt_tokens})
         n_pass = sum(bool(r.passed) for r in votes)
-        meta: dict[str, Any] = {"evaluator": self.name, "combine": self.combine, "jurors": jurors,
-                                "prompt_tokens": tokens, "threshold": self.threshold if self.combine != "vote" else 0.5}
+        threshold = self.threshold if self.combine != "vote" else 0.5
+        meta: dict[str, object] = {"evaluator": self.name, "combine": self.combine, "jurors": jurors,
+                                   "prompt_tokens": tokens, "threshold": threshold}
         feedback = (f"{'PASS' if passed else 'FAIL'}: jury score {score:.3f} ({self.combine}); "
                     f"{n_pass} of {len(jurors)} jurors passed.")
         detail = JudgmentDetail(evaluator=self.name, raw_score=score, criteria={name: float(r.score) for name, r in zip(self.names, votes)},
-                                threshold=meta["threshold"], prompt_tokens=tokens)
+                                threshold=threshold, prompt_tokens=tokens)
         return EvaluationResponse(passed=bool(passed), score=score, feedback=feedback, metadata=meta, detail=detail)

@@ -16,7 +16,7 @@ the same readers as ``ask_all``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, overload
 
@@ -91,7 +91,7 @@ def _single_tokens(model: QuestionModel, labels: Sequence[str]) -> bool:
 
 def prepare(
     model: QuestionModel,
-    state: Mapping[str, Any],
+    state: Mapping[str, object],
     question: Question,
     *,
     system: str | None = None,
@@ -232,7 +232,7 @@ def ask_prompts(
 
 def ask(
     model: QuestionModel,
-    state: Mapping[str, Any],
+    state: Mapping[str, object],
     question: Question,
     *,
     system: str | None = None,
@@ -254,7 +254,7 @@ def ask(
 
 def ask_all(
     model: QuestionModel,
-    items: Sequence[tuple[Mapping[str, Any], Question]],
+    items: Sequence[tuple[Mapping[str, object], Question]],
     *,
     system: str | None = None,
     return_exceptions: bool = False,
@@ -293,7 +293,7 @@ def ask_all(
 Member = tuple[int, PreparedQuestion]
 
 
-def _engine_calls(states: Any) -> list[tuple[tuple[str, ...], list[Member]]]:
+def _engine_calls(states: Iterable[Sequence[Member]]) -> list[tuple[tuple[str, ...], list[Member]]]:
     """The ``judge_many`` calls for questions grouped per state (each state's list in order).
 
     States whose questions all read one label set are batched across states,

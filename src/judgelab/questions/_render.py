@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import string
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from judgelab.errors import QuestionError
 from judgelab.questions._types import Choice, Noul, Question, Score
@@ -27,7 +26,7 @@ __all__ = [
 _LETTERS = string.ascii_uppercase
 
 
-def check_state(state: Any) -> Mapping[str, Any]:
+def check_state(state: object) -> Mapping[str, object]:
     """``state`` if it is a mapping with non-blank string keys; ``QuestionError`` otherwise."""
     if not isinstance(state, Mapping):
         raise QuestionError(
@@ -39,7 +38,7 @@ def check_state(state: Any) -> Mapping[str, Any]:
     return state
 
 
-def _value_text(value: Any) -> str:
+def _value_text(value: object) -> str:
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
@@ -49,18 +48,18 @@ def _value_text(value: Any) -> str:
     return _json(value)
 
 
-def _item_text(value: Any) -> str:
+def _item_text(value: object) -> str:
     return value.strip() if isinstance(value, str) else _json(value)
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, indent=2, default=str)
     except (TypeError, ValueError):
         return str(value)
 
 
-def render_state(state: Mapping[str, Any]) -> str:
+def render_state(state: Mapping[str, object]) -> str:
     """The state's fields in order, each under its name in backticks."""
     check_state(state)
     blocks = [f"`{name}`:\n{_value_text(value)}" for name, value in state.items()]
@@ -111,6 +110,6 @@ def render_question(question: Question, *, letters: bool = False) -> str:
     )
 
 
-def render_user_turn(state: Mapping[str, Any], question: Question, *, letters: bool = False) -> str:
+def render_user_turn(state: Mapping[str, object], question: Question, *, letters: bool = False) -> str:
     """State, then question: the user turn of one question's prompt."""
     return f"{render_state(state)}\n\n{render_question(question, letters=letters)}"

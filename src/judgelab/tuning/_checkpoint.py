@@ -12,11 +12,14 @@ import random
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from judgelab.errors import JudgelabError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["RunState", "save_checkpoint", "load_checkpoint", "CHECKPOINT_DIR"]
 
@@ -35,13 +38,13 @@ class RunState:
     evaluations: list[dict[str, Any]] = field(default_factory=list)
     timings: list[tuple[int, int, float]] = field(default_factory=list)  # (step, tokens, seconds) of each step
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"training_hash": self.training_hash, "step": self.step, "tokens": self.tokens,
                 "seconds": self.seconds, "losses": self.losses, "evaluations": self.evaluations,
                 "timings": self.timings}
 
 
-def save_checkpoint(out: Path, state: RunState, peft_model: Any, optimizer: Any) -> Path:
+def save_checkpoint(out: Path, state: RunState, peft_model: Any, optimizer: torch.optim.Optimizer) -> Path:
     """Write the checkpoint of ``state`` under ``out/checkpoint``."""
     import torch
     from peft import get_peft_model_state_dict
@@ -67,7 +70,7 @@ def save_checkpoint(out: Path, state: RunState, peft_model: Any, optimizer: Any)
     return final
 
 
-def load_checkpoint(out: Path, training_hash: str, peft_model: Any, optimizer: Any) -> RunState | None:
+def load_checkpoint(out: Path, training_hash: str, peft_model: Any, optimizer: torch.optim.Optimizer) -> RunState | None:
     """Restore the run from ``out/checkpoint``; None when there is none.
 
     Raises

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration import Exclusion, LabelledRow, OverlapIndex, resolve_set
+from judgelab.engine import JudgeModel
 from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import build_evaluator, registered_evaluator
 from judgelab.tuning._config import TuneConfig
@@ -203,7 +204,7 @@ def balance_examples(examples: dict[str, list[Example]], sources: Sequence[Sourc
     return out
 
 
-def _evaluators(model: Any, config: TuneConfig) -> dict[str, Any]:
+def _evaluators(model: JudgeModel, config: TuneConfig) -> dict[str, Any]:
     """The evaluator that renders each task's rows."""
     chosen: dict[str, Any] = {}
     if config.evaluator:
@@ -218,7 +219,7 @@ def _evaluators(model: Any, config: TuneConfig) -> dict[str, Any]:
     return chosen
 
 
-def render_examples(model: Any, rows: Sequence[LabelledRow], source: str, config: TuneConfig,
+def render_examples(model: JudgeModel, rows: Sequence[LabelledRow], source: str, config: TuneConfig,
                     counts: dict[str, int]) -> list[Example]:
     """Rows as ``Example``s; rows over ``max_tokens`` skipped or chunked, counted in ``counts``."""
     evaluators = _evaluators(model, config)
@@ -236,7 +237,7 @@ def render_examples(model: Any, rows: Sequence[LabelledRow], source: str, config
     return out
 
 
-def fits(model: Any, row: LabelledRow, config: TuneConfig) -> bool:
+def fits(model: JudgeModel, row: LabelledRow, config: TuneConfig) -> bool:
     """Whether ``row`` renders as one prompt within ``max_tokens`` (the rows scored during training)."""
     evaluator = _evaluators(model, config)[row.task]
     prompts = evaluator.prompts_for(row.to_request())

@@ -11,7 +11,8 @@ import numpy as np
 
 from judgelab.calibration import LabelledRow, binary_metrics
 from judgelab.errors import PartialRunError
-from judgelab.evaluators import build_evaluator
+from judgelab.engine import JudgeModel
+from judgelab.evaluators import EvaluationResponse, Evaluator, build_evaluator, evaluate_many
 
 __all__ = ["evaluate_heldout", "pick_heldout"]
 
@@ -44,7 +45,7 @@ def _metrics(labels: np.ndarray, scores: np.ndarray) -> dict[str, float]:
             "best_balanced_accuracy": float(best)}
 
 
-def evaluate_heldout(model: Any, rows: Mapping[str, Sequence[LabelledRow]], *, evaluator: str | None,
+def evaluate_heldout(model: JudgeModel, rows: Mapping[str, Sequence[LabelledRow]], *, evaluator: str | None,
                      label: str) -> dict[str, Any]:
     """AUROC and balanced accuracy (at 0.5, and at the best threshold) per source and overall.
 
@@ -53,7 +54,7 @@ def evaluate_heldout(model: Any, rows: Mapping[str, Sequence[LabelledRow]], *, e
     scored raises ``PartialRunError`` (the CLI exits 3, as calibrate does):
     held-out figures are published only when every row has a score.
     """
-    built: dict[str, Any] = {}
+    built: dict[str, Evaluator] = {}
     per_source: dict[str, dict[str, float]] = {}
     all_y, all_s = [], []
     for name, source_rows in rows.items():
@@ -77,10 +78,10 @@ def evaluate_heldout(model: Any, rows: Mapping[str, Sequence[LabelledRow]], *, e
     return {"label": label, "sources": per_source, "overall": overall}
 
 
-def _score(evaluator: Any, rows: Sequence[LabelledRow], *, source: str, label: str) -> list[Any]:
+def _score(evaluator: Evaluator, rows: Sequence[LabelledRow], *, source: str, label: str) -> list[EvaluationResponse]:
     """The evaluator's responses to ``rows``, or a ``PartialRunError`` naming the source and the first failure."""
     try:
-        responses: list[Any] = evaluator.evaluate_many([r.to_request() for r in rows])
+        responses = evaluate_many(evaluator, [r.to_request() for r in rows])
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except Exception as exc:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
+    from judgelab.tuning._data import Example
+
 __all__ = ["import_peft", "attach_lora", "LabelReader"]
 
 log = logging.getLogger(__name__)
@@ -155,7 +157,7 @@ class LabelReader:
             log_probs: Tensor = torch.log_softmax(pooled, dim=-1)
         return log_probs
 
-    def example_losses(self, examples: Sequence[Any]) -> torch.Tensor:
+    def example_losses(self, examples: Sequence[Example]) -> torch.Tensor:
         """Cross-entropy of each example (label 1 = the first label, 0 = the second)."""
         torch = self.torch
         prompts = [p for ex in examples for p in ex.prompts]

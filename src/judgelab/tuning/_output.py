@@ -14,6 +14,7 @@ from typing import Any
 from judgelab.calibration import write_rows
 from judgelab.engine import gguf_metadata
 from judgelab.specs import ModelSpec, load_spec
+from judgelab.tuning._checkpoint import RunState
 from judgelab.weights import resolve_weights, sha256_file
 
 __all__ = ["write_outputs", "machine_description", "SPEC_FILE", "PROVENANCE_FILE"]
@@ -45,7 +46,7 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def _spec_data(base: ModelSpec, name: str, adapter: dict[str, Any]) -> dict[str, Any]:
+def _spec_data(base: ModelSpec, name: str, adapter: dict[str, object]) -> dict[str, object]:
     data = base.model_dump(exclude={"source_path", "adapter"}, exclude_none=True)
     data["id"] = name
     data["description"] = f"{base.id} with a LoRA adapter tuned by judgelab tune on its label reading."
@@ -102,7 +103,7 @@ def _excluded_totals(counts: dict) -> dict[str, int]:
     return totals
 
 
-def write_outputs(trainer: Any, state: Any, *, heldout_rows: dict, all_heldout: dict, counts: dict,
+def write_outputs(trainer: Any, state: RunState, *, heldout_rows: dict, all_heldout: dict, counts: dict,
                   out: Path) -> Path:
     """Save the adapter in both formats, the tuned spec, the held-out rows, provenance and report."""
     from judgelab.tuning._gguf import export_gguf_adapter

@@ -40,7 +40,7 @@ def _plot_losses(losses: list, path: Path) -> bool:
     return True
 
 
-def _fmt(x: Any) -> str:
+def _fmt(x: object) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 

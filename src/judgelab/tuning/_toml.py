@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 __all__ = ["dump_toml"]
 
 
-def _value(v: Any) -> str:
+def _value(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
@@ -27,13 +26,13 @@ def _key(k: str) -> str:
     return k if k.replace("-", "").replace("_", "").isalnum() else json.dumps(k)
 
 
-def _is_table(v: Any) -> bool:
+def _is_table(v: object) -> bool:
     """A nested mapping is written as a sub-table when it holds mappings or long text."""
     return isinstance(v, Mapping) and any(
         isinstance(x, Mapping) or (isinstance(x, str) and len(x) > 40) for x in v.values())
 
 
-def dump_toml(data: Mapping[str, Any], *, header: str = "") -> str:
+def dump_toml(data: Mapping[str, object], *, header: str = "") -> str:
     """``data`` as TOML: scalars first, then ``[table]``s and ``[[array of tables]]``."""
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     tables, arrays = {}, {}
@@ -55,7 +54,7 @@ def dump_toml(data: Mapping[str, Any], *, header: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _table(lines: list[str], name: str, table: Mapping[str, Any]) -> None:
+def _table(lines: list[str], name: str, table: Mapping[str, object]) -> None:
     nested = {k: v for k, v in table.items() if isinstance(v, Mapping) and _is_table(v)}
     lines += ["", f"[{name}]"]
     lines += [f"{_key(k)} = {_value(v)}" for k, v in table.items() if v is not None and k not in nested]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from judgelab.engine import load_model
+from judgelab.engine import JudgeModel, load_model
 from judgelab.errors import BackendUnavailableError, DataError, JudgelabError
 from judgelab.tuning._checkpoint import RunState, load_checkpoint, save_checkpoint
 from judgelab.tuning._config import TuneConfig
@@ -85,7 +85,7 @@ def _load_base(config: TuneConfig) -> Any:
     return model
 
 
-def _prepare(model: Any, config: TuneConfig) -> tuple[
+def _prepare(model: JudgeModel, config: TuneConfig) -> tuple[
         list[Example], dict[str, list[LabelledRow]], dict[str, dict[str, Any]]]:
     """Training examples, held-out rows per source, and the counts."""
     sources = load_sources(config)

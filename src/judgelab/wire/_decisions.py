@@ -19,7 +19,6 @@ per-question ``refusal``; an input longer than the context raises
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from judgelab import questions as q
 from judgelab.errors import ContextLengthError, JudgelabError
@@ -121,7 +120,7 @@ def decision_question(question: DecisionQuestion, *, param: str) -> q.Question:
     return q.Score(instructions=instructions, levels=levels)
 
 
-def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, Any]:
+def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, object]:
     """One answer in the ``openai.types.Decision`` shape."""
     if isinstance(answer, q.NoulAnswer):
         return {"type": "predicate", "name": question.name, "probability": answer.probability}
@@ -152,7 +151,7 @@ def decision_answer(question: DecisionQuestion, answer: q.Answer) -> dict[str, A
 
 def ask_decisions(
     model: q.QuestionModel, value: str | Sequence[tuple[str, str]], questions: Sequence[DecisionQuestion],
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[dict[str, object]], int]:
     """Check, translate and ask every question about one input; wire answers in question order and prompt tokens.
 
     Blocking (the model judges); run it in a worker thread.
@@ -175,7 +174,7 @@ def ask_decisions(
         except JudgelabError as exc:
             raise WireError(str(exc), param=f"questions.{i}", code=type(exc).__name__) from exc
     results = q.ask_all(model, [(state, t) for t in typed], system=system, return_exceptions=True)
-    answers: list[dict[str, Any]] = []
+    answers: list[dict[str, object]] = []
     tokens = 0
     for question, result in zip(questions, results):
         if isinstance(result, ContextLengthError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError, PolicyMismatchError
@@ -38,7 +38,7 @@ class BoundPolicy(Protocol):
 
     def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
 
-    def summary(self) -> dict[str, Any]: ...
+    def summary(self) -> dict[str, object]: ...
 
 
 @runtime_checkable
@@ -84,7 +84,7 @@ def registered_template_hashes(names: Iterable[str], model: JudgeModel) -> dict[
     return out
 
 
-def template_hash_of(build: Callable[[], Any]) -> str | None:
+def template_hash_of(build: Callable[[], object]) -> str | None:
     """The template hash of the evaluator ``build()`` makes (one the caller supplies); ``None`` when it has none."""
     try:
         return getattr(build(), "template_hash", None)
@@ -139,6 +139,6 @@ def bind_policy(policy: BoundPolicy, model: JudgeModel, hashes: Mapping[str, str
     return names
 
 
-def policy_summary(policy: BoundPolicy, applies_to: Any) -> dict[str, Any]:
+def policy_summary(policy: BoundPolicy, applies_to: object) -> dict[str, object]:
     """The policy as protocols report it: its summary, template hash and the evaluators it decides for."""
     return {**policy.summary(), "template_hash": policy.template_hash, "applies_to": applies_to}

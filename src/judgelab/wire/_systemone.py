@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from judgelab import questions as q
 from judgelab.errors import JudgelabError
@@ -84,7 +84,7 @@ def systemone_question(name: str, wire: SystemOneQuestion) -> q.Question:
                     code="invalid_request")
 
 
-def systemone_answer(wire: SystemOneQuestion, answer: q.Answer) -> dict[str, Any]:
+def systemone_answer(wire: SystemOneQuestion, answer: q.Answer) -> dict[str, object]:
     """One answer in the System One shape."""
     if isinstance(answer, q.NoulAnswer):
         return {"type": "noul", "noul": answer.probability}
@@ -104,7 +104,7 @@ def systemone_answer(wire: SystemOneQuestion, answer: q.Answer) -> dict[str, Any
 
 def ask_systemone(
     model: q.QuestionModel, state: object, questions: Mapping[str, SystemOneQuestion],
-) -> tuple[dict[str, Any], int]:
+) -> tuple[dict[str, object], int]:
     """Wire answers by question name, and the prompt tokens they took.
 
     Blocking (the model judges); run it in a worker thread. A question that
@@ -121,7 +121,7 @@ def ask_systemone(
         except JudgelabError as exc:
             raise WireError(str(exc), param=f"questions.{name}", code=type(exc).__name__) from exc
     results = q.ask_all(model, [(mapping, t) for t in typed.values()], return_exceptions=True)
-    answers: dict[str, Any] = {}
+    answers: dict[str, object] = {}
     tokens = 0
     for (name, wire), result in zip(questions.items(), results):
         if isinstance(result, JudgelabError):

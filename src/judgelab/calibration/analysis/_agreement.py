@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
 from judgelab.calibration.analysis._metrics import _degenerate, _rankdata, _validate
-from judgelab.calibration.data import AgreementRecord, IntervalRecord, LengthBiasRecord, renamed_keyword
+from judgelab.calibration.data import AgreementRecord, IntervalRecord, LengthBiasRecord, ScoreRecord, renamed_keyword
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -135,7 +134,7 @@ class Agreement:
                                threshold=self.threshold, cohen_kappa=self.kappa.record(), tpr=self.tpr.record(),
                                tnr=self.tnr.record())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The agreement as JSON-ready data (the ``agreement`` of ``metrics.json``; nan as ``None``)."""
         return self.record().model_dump()
 
@@ -267,7 +266,7 @@ def length_bias(
 
 
 def records_length_bias(
-    records: Sequence[Any], *, units: Iterable[str] | None = None, n_resamples: int = 1000, seed: int | None = 0
+    records: Sequence[ScoreRecord], *, units: Iterable[str] | None = None, n_resamples: int = 1000, seed: int | None = 0
 ) -> LengthBias | None:
     """``length_bias`` of scored records (their ``label``, ``score`` and ``response_chars``).
 

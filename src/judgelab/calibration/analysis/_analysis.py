@@ -46,6 +46,7 @@ from judgelab.calibration.analysis._selfpref import self_preference
 from judgelab.calibration.analysis._splits import SplitPlan, split_plan, unit_folds
 from judgelab.calibration.analysis._thresholds import (
     AbstainBand,
+    ThresholdStrategy,
     abstain_band,
     choose_threshold,
     parse_strategy,
@@ -308,7 +309,7 @@ class _Tuning:
     s_cal_row: dict[str, np.ndarray]
 
 
-def _tune(data: _Scored, plan: SplitPlan, st: Any, target_error: float) -> _Tuning:
+def _tune(data: _Scored, plan: SplitPlan, st: ThresholdStrategy, target_error: float) -> _Tuning:
     """Tune threshold, abstain band and calibrators on each plan's tuning rows; apply them to its held-out rows."""
     n = len(data.ok)
     tuning = _Tuning(math.nan, AbstainBand(math.nan, math.nan, math.nan, math.nan, target_error),

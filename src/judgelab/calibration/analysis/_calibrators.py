@@ -89,7 +89,7 @@ class Calibrator:
     def is_fitted(self) -> bool:
         return all(hasattr(self, name) for name in self._state)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The fitted state as a JSON-ready dict."""
         if not self.is_fitted:
             raise NotFittedError(f"This {type(self).__name__} is not fitted yet; nothing to save.")
@@ -118,7 +118,7 @@ class Calibrator:
     def _predict(self, s: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _params(self) -> dict[str, Any]:  # pragma: no cover - abstract
+    def _params(self) -> dict[str, float | list[float]]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _load(self, params: dict[str, Any]) -> None:  # pragma: no cover - abstract
@@ -146,7 +146,7 @@ class TemperatureScaling(Calibrator):
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return _sigmoid(_logit(s) / self.temperature_)
 
-    def _params(self) -> dict[str, Any]:
+    def _params(self) -> dict[str, float | list[float]]:
         return {"temperature": self.temperature_}
 
     def _load(self, params: dict[str, Any]) -> None:
@@ -172,7 +172,7 @@ class PlattCalibrator(Calibrator):
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return _sigmoid(self.coef_ * _logit(s) + self.intercept_)
 
-    def _params(self) -> dict[str, Any]:
+    def _params(self) -> dict[str, float | list[float]]:
         return {"coef": self.coef_, "intercept": self.intercept_}
 
     def _load(self, params: dict[str, Any]) -> None:
@@ -198,7 +198,7 @@ class IsotonicCalibrator(Calibrator):
         out: np.ndarray = np.interp(s, self.x_thresholds_, self.y_thresholds_)
         return out
 
-    def _params(self) -> dict[str, Any]:
+    def _params(self) -> dict[str, float | list[float]]:
         return {"x": self.x_thresholds_.tolist(), "y": self.y_thresholds_.tolist()}
 
     def _load(self, params: dict[str, Any]) -> None:

@@ -6,7 +6,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -20,7 +19,7 @@ def criteria_thresholds(
     records: Sequence[ScoreRecord],
     *,
     strategy: str = "balanced_accuracy",
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, float | None]]:
     """Choose each criterion's ``minimum`` from rows with per-criterion labels.
 
     Uses records whose ``labels`` (from the row) and ``criteria`` (scores
@@ -45,7 +44,7 @@ def criteria_thresholds(
             if name in r.criteria and r.criteria[name] is not None:
                 ys.setdefault(name, []).append(int(lab))
                 ss.setdefault(name, []).append(float(r.criteria[name]))
-    out = {}
+    out: dict[str, dict[str, float | None]] = {}
     for name in sorted(ys):
         y, s = np.array(ys[name]), np.array(ss[name])
         t = choose_threshold(y, s, st)
@@ -60,7 +59,7 @@ def criteria_thresholds(
 
 
 def write_criteria_thresholds(
-    thresholds: Mapping[str, Mapping[str, Any]], path: str | Path, *, model: str | None = None, strategy: str = ""
+    thresholds: Mapping[str, Mapping[str, object]], path: str | Path, *, model: str | None = None, strategy: str = ""
 ) -> Path:
     """Write tuned criterion minimums as JSON for ``CriteriaJudge`` to load.
 

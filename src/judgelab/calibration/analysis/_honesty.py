@@ -17,9 +17,8 @@ Every command and report asks these functions; none decides for itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import PartialRunError
@@ -105,7 +104,7 @@ def check_publishable(completeness: RunCompleteness, *, allow_partial: bool, com
                           stopped_early=bool(completeness.n_unscored))
 
 
-def interval_warning(units: Sequence[Any] | Iterable[Any], intervals: Mapping[str, Any] | None = None,
+def interval_warning(units: Iterable[object], intervals: Mapping[str, object] | None = None,
                      *, what: str = "intervals") -> str | None:
     """A warning when intervals over these units cannot vary; ``None`` when they can.
 
@@ -142,7 +141,7 @@ def interval_warning(units: Sequence[Any] | Iterable[Any], intervals: Mapping[st
     return None
 
 
-def _zero_width(iv: Any) -> bool:
+def _zero_width(iv: object) -> bool:
     low, high = getattr(iv, "low", math.nan), getattr(iv, "high", math.nan)
     try:
         return not (math.isnan(low) or math.isnan(high)) and low == high

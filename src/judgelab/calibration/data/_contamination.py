@@ -6,7 +6,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from judgelab.calibration.data._overlap import OVERLAP_KINDS, OverlapIndex, OverlapKind, OverlapOptions
 from judgelab.calibration.data._rows import LabelledRow
@@ -17,6 +17,14 @@ log = logging.getLogger(__name__)
 
 #: How many example pairs a report keeps per (source, kind).
 FIRST_IDS = 5
+
+
+class KindOverlap(TypedDict):
+    """One kind of overlap against one training set: rows touched, pairs, the first few ``[eval id, train id, detail]``."""
+
+    rows: int
+    pairs: int
+    first: list[list[str]]
 
 
 @dataclass
@@ -43,9 +51,9 @@ class OverlapReport:
     evaluation: str
     n_rows: int
     contaminated: dict[str, int] = field(default_factory=dict)
-    by_source: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    by_source: dict[str, dict[str, KindOverlap]] = field(default_factory=dict)
     n_checked: dict[str, int] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
@@ -57,7 +65,7 @@ class OverlapReport:
         """Evaluation rows with an overlap of any kind."""
         return int(self.contaminated.get("any", 0))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"evaluation": self.evaluation, "n_rows": self.n_rows, "clean": self.clean,
                 "contaminated_rows": self.contaminated, "training_rows_checked": self.n_checked,
                 "by_source": self.by_source, "options": self.options}
@@ -83,7 +91,7 @@ def overlap_report(evaluation: Sequence[LabelledRow], against: Iterable[tuple[st
     report = OverlapReport(evaluation_name, len(index), options=vars(index.options).copy())
     touched: dict[str, set[str]] = defaultdict(set)
     for name, rows in against:
-        per_kind: dict[str, dict[str, Any]] = {}
+        per_kind: dict[str, KindOverlap] = {}
         rows_touched: dict[str, set[str]] = defaultdict(set)
         n = 0
         for row in rows:

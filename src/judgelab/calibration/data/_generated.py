@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from judgelab.calibration.data._rows import LabelledRow
 
@@ -46,7 +46,7 @@ def replace_span(text: str, start: int, end: int, new: str) -> str:
     return text[:start] + new + text[end:]
 
 
-def make_pair(row: LabelledRow, generator: str, *, edited: str, edit: dict[str, Any],
+def make_pair(row: LabelledRow, generator: str, *, edited: str, edit: Mapping[str, object],
               supported: str | None = None) -> tuple[LabelledRow, LabelledRow]:
     """The supported twin (label 1) and the edited row (label 0) of ``row``, in its unit.
 

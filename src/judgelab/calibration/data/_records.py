@@ -8,7 +8,6 @@ import logging
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -67,7 +66,7 @@ class ScoreRecord(BaseModel):
     score: float | None = None
     raw_score: float | None = None
     passed: bool | None = None
-    chunks: list[Any] | None = None
+    chunks: list[object] | None = None
     criteria: dict[str, float] | None = None
     labels: dict[str, int] | None = None
     seconds: float | None = None
@@ -90,7 +89,7 @@ class ScoreRecord(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _own_unit_by_default(cls, data: Any) -> Any:
+    def _own_unit_by_default(cls, data: object) -> object:
         # records from before the ``fold_group`` key existed (or without a unit): the row is its own unit
         if isinstance(data, dict) and not (data.get("fold_group") or data.get("unit")) and data.get("id"):
             return {**data, "fold_group": data["id"]}

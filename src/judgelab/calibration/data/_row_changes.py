@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from judgelab.calibration.data._rows import LabelledRow
@@ -30,7 +30,7 @@ PARTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _short_hash(value: Any) -> str:
+def _short_hash(value: object) -> str:
     payload = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
@@ -89,7 +89,7 @@ class RowChanges:
             text += f"; the content of {self.unchecked} rows could not be compared (records without row hashes)"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"shared": len(self.shared), "only_baseline": len(self.only_baseline), "only_new": len(self.only_new),
                 "counts": self.counts(), "changed": {i: list(p) for i, p in self.changed.items()},
                 "unchecked": self.unchecked}

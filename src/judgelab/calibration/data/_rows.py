@@ -59,7 +59,7 @@ class LabelledRow(BaseModel):
 
     @field_validator("label", mode="before")
     @classmethod
-    def _bool_label(cls, value: Any) -> Any:
+    def _bool_label(cls, value: object) -> object:
         # JSON true/false are accepted as 1/0; anything else must be 0 or 1.
         if isinstance(value, bool):
             return int(value)

@@ -31,7 +31,6 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
@@ -81,7 +80,7 @@ class MetricsFile(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _from_version_1(cls, data: Any) -> Any:
+    def _from_version_1(cls, data: object) -> object:
         """Version 1 -> 2: the same fields, with the version written (``read_metrics`` reads no key as 1)."""
         if isinstance(data, Mapping) and data.get("version") == 1:
             return {**data, "version": 2}
@@ -107,7 +106,7 @@ class MetricsFile(BaseModel):
         return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def _refuse_newer(doc: Mapping[str, Any], path: str) -> None:
+def _refuse_newer(doc: Mapping[str, object], path: str) -> None:
     version = doc.get("version", 1)
     if isinstance(version, str) and version.strip().isdigit():
         version = int(version)
@@ -149,7 +148,7 @@ def _first_error(exc: ValidationError) -> tuple[str | None, str]:
     return ".".join(str(p) for p in err.get("loc", ())) or None, str(err.get("msg"))
 
 
-def write_metrics(doc: MetricsFile | Mapping[str, Any], path: str | Path) -> Path:
+def write_metrics(doc: MetricsFile | Mapping[str, object], path: str | Path) -> Path:
     """Write ``doc`` (a ``MetricsFile``, or the mapping to validate into one) to ``path``.
 
     Raises

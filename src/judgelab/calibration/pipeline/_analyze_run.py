@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.analysis import Analysis, analyze
@@ -29,7 +28,7 @@ def analyze_records(
     records: Sequence[ScoreRecord],
     out: str | Path,
     *,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     notes: Mapping[str, Sequence[str]] | None = None,
     policy_delta: float | None = 0.1,
     options: CalibrationOptions | None = None,
@@ -50,9 +49,10 @@ def analyze_records(
     }
     if policy_delta is None:
         return RunAnalysis(analyses, None)
+    set_name = (meta or {}).get("set")
     deployments = {
         task: deployment_for(recs, out, alpha=o.target_error, delta=policy_delta, seed=o.seed,
-                             set_name=(meta or {}).get("set"), single_task=len(by_task) == 1)
+                             set_name=set_name if isinstance(set_name, str) else None, single_task=len(by_task) == 1)
         for task, recs in by_task.items()
     }
     return RunAnalysis(analyses, deployments)
@@ -62,7 +62,7 @@ def analyze_run(
     records: Sequence[ScoreRecord] | str | Path,
     out: str | Path,
     *,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     notes: Mapping[str, Sequence[str]] | None = None,
     policy_delta: float | None = 0.1,
     options: CalibrationOptions | None = None,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration.analysis import check_calibrator_name
 from judgelab.calibration.analysis import parse_strategy
@@ -14,7 +13,7 @@ from judgelab.errors import check_parameter
 __all__ = ["CalibrationOptions"]
 
 
-def _whole(x: Any) -> bool:
+def _whole(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 

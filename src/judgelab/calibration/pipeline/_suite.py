@@ -6,7 +6,6 @@ import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration.analysis import Analysis, check_publishable, run_completeness
 from judgelab.calibration.scoring import Executor, LocalExecutor
@@ -47,7 +46,7 @@ class CalibrationResult:
     records: list[ScoreRecord]
     files: dict[str, Path]
     out: Path
-    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    meta: dict[str, object] = dataclasses.field(default_factory=dict)
     deployments: dict[str, Deployment] | None = None
     figures: bool = True
 
@@ -103,7 +102,7 @@ def calibrate(
     *,
     task: str | Sequence[str] | None = None,
     evaluators: Mapping[str, Evaluator] | None = None,
-    model_options: Mapping[str, Any] | None = None,
+    model_options: Mapping[str, object] | None = None,
     executor: Executor | None = None,
     options: CalibrationOptions | None = None,
 ) -> CalibrationResult:
@@ -152,7 +151,7 @@ def score_and_analyze(
     *,
     task: str | Sequence[str] | None = None,
     evaluators: Mapping[str, Evaluator] | None = None,
-    model_options: Mapping[str, Any] | None = None,
+    model_options: Mapping[str, object] | None = None,
     executor: Executor | None = None,
     options: CalibrationOptions | None = None,
 ) -> CalibrationResult:
@@ -214,7 +213,7 @@ def _rows_by_task(
 
 
 def _corrections_meta(applied: AppliedCorrections, by_task: Mapping[str, Sequence[LabelledRow]],
-                      notes: dict[str, list[str]]) -> dict[str, Any]:
+                      notes: dict[str, list[str]]) -> dict[str, object]:
     """The run facts of applied label corrections; a note per task that has corrected rows (added to ``notes``)."""
     scored = {r.id: t for t, rs in by_task.items() for r in rs}
     mine = [i for i in applied.corrected if i in scored]
@@ -282,7 +281,7 @@ def _with_lengths(records: list[ScoreRecord], by_task: Mapping[str, list[Labelle
             else r.model_copy(update={"response_chars": chars[(r.task, r.id)]}) for r in records]
 
 
-def _factories(model: ModelSource, tasks: Sequence[str], model_options: Mapping[str, Any] | None) -> dict[str, EvaluatorFactory]:
+def _factories(model: ModelSource, tasks: Sequence[str], model_options: Mapping[str, object] | None) -> dict[str, EvaluatorFactory]:
     """Evaluator factories for a distributed executor: the model travels as its id, never loaded."""
     if not isinstance(model, (str, Path)):
         raise JudgelabError(
@@ -303,14 +302,14 @@ def _factories(model: ModelSource, tasks: Sequence[str], model_options: Mapping[
 def _run_meta(
     judge: LazyModel, records: Sequence[ScoreRecord], o: CalibrationOptions, *, set_desc: str, n_skipped: int,
     n_changed: int,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The run facts at the top of the report and in metrics.json."""
     if judge.used:
         model_id = judge.load().spec.id
     else:  # no model loaded here: name what the records report
         reported = sorted({r.model for r in records if r.model})
         model_id = ", ".join(reported) or judge.model_id
-    meta: dict[str, Any] = {
+    meta: dict[str, object] = {
         "model": model_id,
         "set": set_desc,
         "rows": len(records),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from judgelab.errors import ParameterError
 from judgelab.evaluators import Band
@@ -58,12 +57,12 @@ class PolicyFit:
         """The one band's PASS threshold."""
         return self.band.upper
 
-    def calibration(self) -> dict[str, Any]:
+    def calibration(self) -> dict[str, object]:
         """The fit's numbers as a policy file keeps them (``Policy.calibration``)."""
         def num(x: float) -> float | None:
             return None if isinstance(x, float) and math.isnan(x) else x
 
-        head: dict[str, Any] = {"coverage": self.coverage}
+        head: dict[str, object] = {"coverage": self.coverage}
         if self.cost is None:
             head.update(risk=num(self.risk_value), error=num(self.error))
         else:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration.analysis import Analysis, stated_warnings, write_criteria_thresholds
 from judgelab.calibration.data import AbstainBands, RowCounts, SelfPreferenceRecord, TaskMetrics, write_metrics
@@ -137,7 +136,7 @@ def write_report(
     analyses: Mapping[str, Analysis],
     out_dir: str | Path,
     *,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     figures: bool = True,
     deployments: Mapping[str, Deployment] | None = None,
     sections: Sequence[Section] = (),
@@ -196,14 +195,15 @@ def _write_deployment_figures(out: Path, deployments: Mapping[str, Deployment]) 
     return figs
 
 
-def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, Any],
+def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[str, object],
                    deployments: Mapping[str, Deployment]) -> dict[str, Path]:
     """metrics.json (each task's figures, its calibrator file and policy), each task's fitted calibrator and
     criteria minimums."""
     written: dict[str, Path] = {}
     tasks: dict[str, TaskMetrics] = {}
+    model = meta.get("model")
     for t, a in analyses.items():
-        update: dict[str, Any] = {}
+        update: dict[str, object] = {}
         if a.calibrator is not None:
             written[f"calibrator-{t}"] = a.calibrator.save(out / f"calibrator-{t}.json")
             update["calibrator_file"] = written[f"calibrator-{t}"].name
@@ -215,7 +215,7 @@ def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[st
         if criteria:
             written[f"criteria-{t}"] = write_criteria_thresholds(
                 {k: v.model_dump() for k, v in criteria.items()}, out / f"criteria-thresholds-{t}.json",
-                model=meta.get("model"), strategy=a.metrics.threshold.strategy,
+                model=model if isinstance(model, str) else None, strategy=a.metrics.threshold.strategy,
             )
         tasks[t] = a.metrics.model_copy(update=update) if update else a.metrics
     written["metrics"] = write_metrics({"meta": dict(meta), "tasks": tasks}, out / "metrics.json")
@@ -238,7 +238,7 @@ def _write_figures(analyses: Mapping[str, Analysis], out: Path) -> dict[str, dic
 def calibration_report(
     analyses: Mapping[str, Analysis],
     *,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, object] | None = None,
     figures: Mapping[str, Mapping[str, bytes]] | None = None,
     deployments: Mapping[str, Deployment] | None = None,
     sections: Sequence[Section] = (),

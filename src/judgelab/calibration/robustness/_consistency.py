@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from judgelab.calibration.robustness._perturb import template_layout
 from judgelab.engine import JudgeModel
@@ -101,7 +101,7 @@ def _ask_probe(probe: NoulProbe | ChoiceProbe, requests: Iterable[EvaluationRequ
     return model, ask_all(model, items, system=getattr(probe.evaluator, "system", None))
 
 
-def _meta(model: JudgeModel) -> dict[str, Any]:
+def _meta(model: JudgeModel) -> dict[str, object]:
     spec = getattr(model, "spec", None)  # a stand-in model may have no spec
     return {"model": getattr(model, "id", None), "spec_hash": getattr(spec, "spec_hash", None)}
 

@@ -55,7 +55,7 @@ class AttackStats:
     delta_p_fail: Interval
     deltas: tuple[float, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "key": self.key, "family": self.family, "kind": self.kind, "rows": self.n,
             "rows_label0_clean_fail": self.n_fail, "rows_label1_clean_pass": self.n_pass,
@@ -129,7 +129,7 @@ class ConsistencyStats:
     extra: Mapping[str, Interval]
     description: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"check": self.check, "rows": self.n, "value": self.value.to_dict(),
                 "extra": {k: v.to_dict() for k, v in self.extra.items()}, "description": self.description}
 
@@ -220,7 +220,7 @@ class LabelMassStats:
         """Whether low-mass rows are measurably less accurate (the interval of high - low excludes 0)."""
         return bool(not math.isnan(self.difference.low) and self.difference.low > 0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"rows": self.n, "low_mass_at_or_below": self.low_mass, "quantiles": self.quantiles, "rows_low": self.n_low,
                 "accuracy_low": self.accuracy_low.to_dict(), "accuracy_high": self.accuracy_high.to_dict(),
                 "accuracy_high_minus_low": self.difference.to_dict(), "low_is_worse": self.low_is_worse}

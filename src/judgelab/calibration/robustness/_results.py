@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration.analysis import Interval
 from judgelab.calibration.pipeline import CalibrationResult
@@ -48,7 +47,7 @@ class FenceComparison:
         return ("the fenced template is not measurably better on these rows (the interval of the flip-rate "
                 "difference includes 0, or accuracy dropped beyond its interval); keep it opt-in")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "threshold_before": self.threshold_before, "threshold_after": self.threshold_after,
             "balanced_accuracy_before": self.balanced_accuracy_before.to_dict(),
@@ -90,7 +89,7 @@ class TaskStress:
         return (f"the worst attack ({w.key}) turns {100 * fp.estimate:.0f}%{rng} of failing answers into PASS "
                 f"({w.n_fail} rows labelled 0 that the clean judge failed, threshold {self.threshold:.3f})")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "task": self.task, "evaluator": self.evaluator, "threshold": self.threshold, "rows": self.n_rows,
             "errors": self.n_errors, "headline": self.headline(), "skipped": self.skipped,

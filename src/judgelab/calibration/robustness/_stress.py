@@ -31,7 +31,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration.analysis import Analysis, Interval, RunCompleteness, analyze, check_publishable, run_completeness
 from judgelab.calibration.data import ScoreRecord
@@ -41,6 +40,7 @@ from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline import CalibrationOptions
 from judgelab.calibration.pipeline import CalibrationResult, score_and_analyze
 from judgelab.calibration.robustness._attack_file import read_attacks_file
+from judgelab.calibration.robustness._attacks import Attack
 from judgelab.calibration.robustness._consistency import consistency_probes
 from judgelab.calibration.robustness._measure import attack_table, by_id, consistency_table, copies, pooled_flip
 from judgelab.calibration.robustness._metrics import LabelMassStats, label_mass_stats
@@ -89,7 +89,7 @@ class StressOptions(CalibrationOptions):
         the run's lowest quarter.
     """
 
-    attacks: str | Sequence[Any] | None = None
+    attacks: str | Sequence[str | Attack | Perturbation] | None = None
     attacks_file: str | Path | None = None
     consistency: Sequence[str] = CONSISTENCY_CHECKS
     fence: bool = False
@@ -133,7 +133,7 @@ def stress(
     *,
     evaluator: str | Evaluator | None = None,
     task: str | Sequence[str] | None = None,
-    model_options: Mapping[str, Any] | None = None,
+    model_options: Mapping[str, object] | None = None,
     options: StressOptions | None = None,
 ) -> StressResult:
     """Calibrate a judge on a labelled set, then measure what moves it.
@@ -259,7 +259,7 @@ def _path_or_none(path: str | Path | None) -> str | None:
     return None if path is None else str(path)
 
 
-def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Any, threshold: float) -> LabelMassStats | None:
+def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Evaluator, threshold: float) -> LabelMassStats | None:
     lazy = cfg.lazy
     model = getattr(ev, "model", None)
     target = lazy if lazy is not None and model is lazy else model
@@ -287,7 +287,7 @@ def _label_mass(cfg: _StressRun, rows: Sequence[LabelledRow], ev: Any, threshold
     return label_mass_stats(items, low_mass=cfg.o.low_mass, n_resamples=cfg.o.n_resamples, seed=cfg.o.seed)
 
 
-def _fence(cfg: _StressRun, rows: Sequence[LabelledRow], perturbed: Sequence[LabelledRow], ev: Any, before: Any,
+def _fence(cfg: _StressRun, rows: Sequence[LabelledRow], perturbed: Sequence[LabelledRow], ev: Evaluator, before: Analysis,
            shipped: tuple[Mapping[str, ScoreRecord], Mapping[str, ScoreRecord]]) -> FenceComparison | None:
     """The fenced template on the clean and attacked rows, against the shipped one (``shipped``: clean, perturbed)."""
     from judgelab.evaluators import fenced

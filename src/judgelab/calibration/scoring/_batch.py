@@ -19,7 +19,7 @@ __all__ = ["is_unreachable", "score_batch"]
 logger = logging.getLogger(__name__)
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> Any:
     try:
         json.dumps(value)
         return value
@@ -46,7 +46,7 @@ def _record(
     evaluator: Evaluator,
     error: str | None = None,
     identity: EvaluatorIdentity | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     detail = judgment_detail(resp) if resp is not None else None
     rec = ScoreRecord(
         id=row.id,
@@ -88,7 +88,7 @@ def is_unreachable(exc: BaseException) -> bool:
 def score_batch(
     evaluator: Evaluator, batch: Sequence[LabelledRow], identity: EvaluatorIdentity | None = None,
     errors: dict[str, BaseException] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """One record dict per row of ``batch``; a row that raises gets an error record (its exception in ``errors``)."""
     t0 = time.perf_counter()
     try:

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
 from judgelab.calibration.data import LabelledRow
@@ -144,7 +144,7 @@ class Executor(Protocol):
 
     def execute(
         self, source: EvaluatorSource, rows: Sequence[LabelledRow], *, batch_size: int
-    ) -> Iterator[list[dict[str, Any]]]: ...
+    ) -> Iterator[list[dict[str, object]]]: ...
 
 
 def tokens_decoded(evaluator: Evaluator) -> int | None:
@@ -202,7 +202,7 @@ def plan_blocks(
     return blocks
 
 
-def score_rows(evaluator: Evaluator, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, Any]]]:
+def score_rows(evaluator: Evaluator, rows: Sequence[LabelledRow], *, batch_size: int) -> Iterator[list[dict[str, object]]]:
     """Score rows in ``batch_size`` batches with a built evaluator, yielding each batch's records.
 
     After ``STOP_AFTER_UNREACHABLE`` rows in a row failed because the judge's server could not be
@@ -217,7 +217,7 @@ def score_rows(evaluator: Evaluator, rows: Sequence[LabelledRow], *, batch_size:
         records = score_batch(evaluator, rows[start : start + batch_size], identity, errors)
         yield records
         for rec in records:
-            exc = errors.get(rec["id"])
+            exc = errors.get(str(rec["id"]))
             streak = streak + 1 if exc is not None and is_unreachable(exc) else 0
         if streak >= STOP_AFTER_UNREACHABLE:
             left = len(rows) - start - len(records)
@@ -246,7 +246,7 @@ class LocalExecutor:
 
     def execute(
         self, source: EvaluatorSource, rows: Sequence[LabelledRow], *, batch_size: int
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> Iterator[list[dict[str, object]]]:
         t0 = time.perf_counter()
         built = is_factory(source)
         evaluator = source() if is_factory(source) else cast(Evaluator, source)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
@@ -70,8 +70,8 @@ class EvaluatorFactory:
     model: str = DEFAULT_MODEL_ID
     task: str = "fact-check"
     backend: str = "llama_cpp"
-    model_options: Mapping[str, Any] = field(default_factory=dict)
-    evaluator_options: Mapping[str, Any] = field(default_factory=dict)
+    model_options: Mapping[str, object] = field(default_factory=dict)
+    evaluator_options: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.task not in evaluator_tasks():

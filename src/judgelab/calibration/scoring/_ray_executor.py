@@ -30,6 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from judgelab.calibration.scoring._executor import (
@@ -43,6 +44,7 @@ from judgelab.calibration.scoring._executor import (
 )
 from judgelab.calibration.scoring._factory import EvaluatorFactory, EvaluatorSource, is_factory
 from judgelab.calibration.data import LabelledRow
+from judgelab.evaluators import Evaluator
 from judgelab.errors import ExecutorError, JudgelabError
 
 __all__ = ["RayExecutor", "INSTALL_HINT"]
@@ -52,7 +54,7 @@ logger = logging.getLogger(__name__)
 INSTALL_HINT = "pip install 'judgelab[ray]'"
 
 
-def import_ray() -> Any:
+def import_ray() -> ModuleType:
     """The ``ray`` module, or an ``ExecutorError`` that says how to install it."""
     try:
         import ray
@@ -69,7 +71,7 @@ def import_ray() -> Any:
 class _Replica:
     """The Ray actor behind one replica: builds the evaluator once, then scores blocks."""
 
-    def __init__(self, factory: Callable[[], Any], batch_size: int) -> None:
+    def __init__(self, factory: Callable[[], Evaluator], batch_size: int) -> None:
         self.evaluator = factory()
         self.batch_size = batch_size
 
@@ -82,7 +84,7 @@ class _Replica:
     def pid(self) -> int:
         return os.getpid()
 
-    def score(self, rows: Sequence[LabelledRow]) -> tuple[list[dict[str, Any]], int | None, float]:
+    def score(self, rows: Sequence[LabelledRow]) -> tuple[list[dict[str, object]], int | None, float]:
         """The records of a block, the engine tokens it decoded and the seconds it took."""
         t0 = time.perf_counter()
         before = tokens_decoded(self.evaluator)
@@ -166,8 +168,8 @@ class RayExecutor:
     blocks_in_flight: int = 2
     max_attempts: int = 3
     max_restarts: int = 3
-    runtime_env: dict[str, Any] | None = None
-    init_options: dict[str, Any] = field(default_factory=dict)
+    runtime_env: dict[str, object] | None = None
+    init_options: dict[str, object] = field(default_factory=dict)
     report: ExecutionReport | None = field(default=None, init=False)
     replica_pids: dict[int, int] = field(default_factory=dict, init=False)
 
@@ -184,11 +186,11 @@ class RayExecutor:
 
     # -- connection ----------------------------------------------------------
 
-    def _connect(self, ray: Any) -> bool:
+    def _connect(self, ray: ModuleType) -> bool:
         """Connect to (or start) the cluster; True when this call did, so it also shuts it down."""
         if ray.is_initialized():
             return False
-        options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+        options: dict[str, object] = {"logging_level": logging.WARNING, "log_to_driver": False}
         if self.address in (None, "local"):
             options["include_dashboard"] = False
         if self.runtime_env:
@@ -201,7 +203,7 @@ class RayExecutor:
         logger.info("connected to Ray (%s)", self.address or "default address")
         return True
 
-    def _check_resources(self, ray: Any) -> None:
+    def _check_resources(self, ray: ModuleType) -> None:
         """Warn when no node of the cluster as it is now can hold one replica (its actors would wait)."""
         total = ray.cluster_resources()
         short = [f"{need:g} {name}" for name, need in (("CPU", self.replica_threads), ("GPU", self.gpus_per_replica))
@@ -217,7 +219,7 @@ class RayExecutor:
 
     def execute(
         self, source: EvaluatorSource, rows: Sequence[LabelledRow], *, batch_size: int
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> Iterator[list[dict[str, object]]]:
         """Score ``rows`` on the replicas, yielding each finished block's records."""
         ray = import_ray()
         if not is_factory(source):
@@ -255,12 +257,12 @@ class RayExecutor:
 class _Scheduler:
     """One ``RayExecutor.execute`` call: its replicas (slots), the blocks still to score and what came back."""
 
-    def __init__(self, executor: RayExecutor, ray: Any, new_actor: Callable[[], Any], blocks: Sequence[Block]) -> None:
+    def __init__(self, executor: RayExecutor, ray: ModuleType, new_actor: Callable[[], Any], blocks: Sequence[Block]) -> None:
         self.ex = executor
         self.ray = ray
         self.new_actor = new_actor
         self.slots = [_Slot(i) for i in range(min(executor.replicas, len(blocks)))]
-        self.waiting: dict[Any, tuple[str, _Slot, int, Block | None]] = {}
+        self.waiting: dict[object, tuple[str, _Slot, int, Block | None]] = {}
         self.block_reports: dict[int, BlockReport] = {}
         self.attempts: dict[int, int] = {}
         self.avoid: dict[int, set[int]] = {}
@@ -313,7 +315,7 @@ class _Scheduler:
                 self.waiting[slot.handle.score.remote(block.rows)] = ("block", slot, slot.generation, block)
                 slot.in_flight += 1
 
-    def next_result(self) -> list[dict[str, Any]] | None:
+    def next_result(self) -> list[dict[str, object]] | None:
         """Wait for the next answer: a finished block's records, or ``None`` (a replica is ready or was lost)."""
         ray = self.ray
         if not self.waiting:
@@ -341,7 +343,7 @@ class _Scheduler:
             self.ex.replica_pids[slot.index] = slot.pid
             return None
         assert block is not None
-        records: list[dict[str, Any]]
+        records: list[dict[str, object]]
         records, decoded, seconds = value
         slot.in_flight -= 1
         slot.rows += len(records)

@@ -6,7 +6,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration.data import ScoreRecord, row_hash
 from judgelab.calibration.data import content_hashes
@@ -120,6 +119,6 @@ def _refuse_other_judge(records: Sequence[ScoreRecord], identity: EvaluatorIdent
             )
 
 
-def row_fields(row: LabelledRow) -> dict[str, Any]:
+def row_fields(row: LabelledRow) -> dict[str, object]:
     return {"task": row.task, "label": row.label, "group": row.group, "generator": row.generator,
             "split": row.split, "unit": row.unit, "content_hashes": content_hashes(row)}

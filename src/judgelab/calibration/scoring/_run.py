@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from judgelab.calibration.data import ScoreRecord, read_scores
 from judgelab.calibration.data import LabelledRow
@@ -118,7 +118,7 @@ def run(
     return [by_id[r.id].model_copy(update=row_fields(r)) for r in rows if r.id in by_id]
 
 
-def _check_same_model(rec: Mapping[str, Any], hashes: set[str], out: Path) -> None:
+def _check_same_model(rec: Mapping[str, object], hashes: set[str], out: Path) -> None:
     """After scoring: refuse a model whose spec hash was not known before scoring (e.g. a bare GGUF)."""
     h = rec.get("spec_hash")
     if h and hashes and h not in hashes:
@@ -128,7 +128,7 @@ def _check_same_model(rec: Mapping[str, Any], hashes: set[str], out: Path) -> No
             path=str(out),
         )
     if h:
-        hashes.add(h)
+        hashes.add(str(h))
 
 
 def _drop_records(path: Path, ids: set[str]) -> None:
@@ -143,7 +143,7 @@ def _drop_records(path: Path, ids: set[str]) -> None:
     os.replace(tmp, path)
 
 
-def _append(out: Path, chunks: Iterator[list[dict[str, Any]]], hashes: set[str], bar: tqdm[NoReturn] | None) -> None:
+def _append(out: Path, chunks: Iterator[list[dict[str, object]]], hashes: set[str], bar: tqdm[NoReturn] | None) -> None:
     """Append each batch of records as it arrives (one write and one fsync per batch or block)."""
     try:
         with out.open("a", encoding="utf-8") as fh:
