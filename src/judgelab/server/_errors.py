@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
 
 from fastapi import FastAPI, Request
@@ -54,7 +52,7 @@ class APIError(Exception):
 
     def __init__(
         self, status: int, message: str, *, code: str | None = None, param: str | None = None,
-        detail: list[dict[str, Any]] | None = None,
+        detail: list[dict[str, object]] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -68,7 +66,7 @@ def error_response(request: Request, exc: APIError) -> JSONResponse:
     """The protocol-shaped JSON response for ``exc``."""
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if request.url.path.startswith("/api/"):
-        body: dict[str, Any] = {"error": exc.message}
+        body: dict[str, object] = {"error": exc.message}
     else:
         body = {
             "error": {
