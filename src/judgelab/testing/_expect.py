@@ -8,7 +8,7 @@ With a policy, an abstention is neither: the test is skipped with the band
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,7 +25,7 @@ def set_abstain_mode(mode: str) -> None:
     _ABSTAIN_MODE["mode"] = mode
 
 
-def _meta(response: EvaluationResponse) -> dict[str, Any]:
+def _meta(response: EvaluationResponse) -> dict[str, object]:
     return dict(getattr(response, "metadata", None) or {})
 
 
