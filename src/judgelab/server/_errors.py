@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -52,7 +53,7 @@ class APIError(Exception):
 
     def __init__(
         self, status: int, message: str, *, code: str | None = None, param: str | None = None,
-        detail: list[dict[str, object]] | None = None,
+        detail: Sequence[Mapping[str, object]] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status

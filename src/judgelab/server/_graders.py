@@ -24,6 +24,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
+from typing import SupportsFloat
 
 from fastapi import Request
 
@@ -97,7 +98,9 @@ async def rubric_answer(request: Request, output: str, rubric: str) -> tuple[str
     threshold = state.config.grader_threshold
     judged = EvaluationRequest(user_text="", data_list=[Document(output)], response_content=rubric)
     response = (await evaluate_requests(request, RUBRIC_EVALUATOR, threshold, [judged]))[0]
-    p = float(response["score"])
+    score = response["score"]
+    assert isinstance(score, SupportsFloat), score  # EvaluationResponse.to_dict's score
+    p = float(score)
     verdict = p >= threshold
     reason = (f"P(pass) = {p:.4f}: the judge's probability that the rubric holds of the output "
               f"({RUBRIC_EVALUATOR} evaluator); {'at or above' if verdict else 'below'} the grader threshold "

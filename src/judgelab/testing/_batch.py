@@ -13,7 +13,7 @@ its own response (a request that was not registered is judged on its own).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from judgelab.testing._expect import assert_fails, assert_passes
 
@@ -30,7 +30,7 @@ MARKER = "judgelab"
 
 DEFAULT_EVALUATOR = "fact-checking"
 
-EvaluatorKey = tuple[str, tuple[tuple[str, object], ...]]
+EvaluatorKey = tuple[str, tuple[tuple[str, Any], ...]]
 RequestKey = tuple[str, tuple[str, ...], str]
 
 

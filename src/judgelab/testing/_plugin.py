@@ -8,7 +8,7 @@ loads when a test first asks for ``judge``, ``fact_check``, ``relevancy``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -119,7 +119,7 @@ def evaluator(judgelab_session: JudgeSession) -> Callable[..., TrackedEvaluator]
     ``NAME+fenced`` or ``module:callable``) on the session's model; built once per name and options."""
     built: dict[str, TrackedEvaluator] = {}
 
-    def make(name: str, **options: object) -> TrackedEvaluator:
+    def make(name: str, **options: Any) -> TrackedEvaluator:
         key = repr((name, sorted(options.items())))
         if key not in built:
             built[key] = judgelab_session.build(name, **options)

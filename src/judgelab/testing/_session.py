@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the plugin imports no model, nor the engine, until a test a
     import pytest
 
     from judgelab.engine import JudgeModel, LazyModel
-    from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator, Policy
+    from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator
 
 __all__ = ["CheckStats", "JudgeSession", "TrackedEvaluator"]
 
@@ -111,7 +111,7 @@ class JudgeSession:
         self.stats = CheckStats()
         self.item: pytest.Item | None = None  # the test running now (its user_properties take the records)
         self._lazy: LazyModel | None = None  # made on first use
-        self._policy: Policy | None = None
+        self._policy: Any = None  # a judgelab.calibration.Policy (frozen: not yet a wire.BoundPolicy to mypy)
         self.policy_names: list[str] = []
 
     @property
@@ -138,7 +138,7 @@ class JudgeSession:
         return self._lazy.load()
 
     @property
-    def policy(self) -> Policy | None:
+    def policy(self) -> Any:
         """The ``--judgelab-policy`` policy, read on first use, or ``None``."""
         if self._policy is None and self.settings.policy is not None:
             from judgelab.calibration import load_policy
@@ -146,7 +146,7 @@ class JudgeSession:
             self._policy = load_policy(self.settings.policy)
         return self._policy
 
-    def build(self, name: str | None, *, task: str | None = None, **options: object) -> TrackedEvaluator:
+    def build(self, name: str | None, *, task: str | None = None, **options: Any) -> TrackedEvaluator:
         """The evaluator ``name`` (or ``task``'s default) on the session's model, tracked.
 
         ``--judgelab-threshold`` is its threshold unless ``options`` set one.
