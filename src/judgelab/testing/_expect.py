@@ -54,7 +54,8 @@ def describe(response: EvaluationResponse) -> str:
     meta = _meta(response)
     decision = decision_of(response)
     if meta.get("decision") is not None:
-        policy = meta.get("policy") or {}
+        found = meta.get("policy")
+        policy = found if isinstance(found, dict) else {}
         rule = (f"policy {decision.upper()}: band {band(response)} (fail below, pass at or above), "
                 f"{policy.get('risk', 'error')} <= {_num(meta.get('alpha'))}, calibrated on {meta.get('n')} rows")
     else:
