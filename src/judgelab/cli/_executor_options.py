@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from judgelab.errors import JudgelabError
+
+if TYPE_CHECKING:
+    from judgelab.calibration import RayExecutor
 
 __all__ = ["add_executor_arguments", "executor_from_args", "print_executor_report"]
 
@@ -37,7 +40,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
                        help="rows per block sent to a replica; rows of one document stay together (default 32)")
 
 
-def executor_from_args(args: argparse.Namespace) -> Any | None:
+def executor_from_args(args: argparse.Namespace) -> RayExecutor | None:
     """The executor the options ask for: a ``RayExecutor``, or ``None`` (this process)."""
     if getattr(args, "ray", None) is None:
         for flag, default in (("replicas", 2), ("replica_threads", 1), ("gpus_per_replica", 0.0), ("block_size", 32), ("ray_runtime_env", None)):
@@ -56,7 +59,7 @@ def executor_from_args(args: argparse.Namespace) -> Any | None:
     )
 
 
-def _runtime_env(value: str | None) -> dict[str, Any] | None:
+def _runtime_env(value: str | None) -> dict[str, object] | None:
     if not value:
         return None
     text = Path(value).read_text(encoding="utf-8") if not value.lstrip().startswith("{") else value
@@ -69,7 +72,7 @@ def _runtime_env(value: str | None) -> dict[str, Any] | None:
     return env
 
 
-def print_executor_report(executor: Any | None) -> None:
+def print_executor_report(executor: object | None) -> None:
     """Print what the replicas did (rows, blocks, tokens decoded), when the run used any."""
     report = getattr(executor, "report", None)
     if report is not None:

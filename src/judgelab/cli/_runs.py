@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judgelab.errors import DataError
 
@@ -184,7 +184,7 @@ def _score_input(inp: Input, *, model: str | None, out: Path, threads: int | Non
 
 
 def records_for(spec: str, *, task: str, model: str | None, out: Path, unlabelled: bool = False,
-                threads: int | None = None, progress: bool = True, allow_partial: bool = True) -> list[Any]:
+                threads: int | None = None, progress: bool = True, allow_partial: bool = True) -> list[ScoreRecord]:
     """Records for ``spec``: read when it is already scored, else scored with ``model``'s default evaluator."""
     inp = read_input(spec, task=task, unlabelled=unlabelled)
     return score_input(inp, model=model, out=out, threads=threads, progress=progress, allow_partial=allow_partial)

@@ -7,7 +7,7 @@ on both; each command adds its own flags (ports, labels, transports).
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judgelab.specs import DEFAULT_MODEL_ID
 
@@ -56,13 +56,13 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
                    help="largest request head in bytes (default 64 KiB)")
 
 
-def model_options(args: argparse.Namespace) -> dict[str, Any]:
+def model_options(args: argparse.Namespace) -> dict[str, object]:
     """``load_model`` keyword options from the model flags that were given."""
     return {k: v for k, v in (("n_ctx", args.n_ctx), ("n_threads", args.threads),
                               ("n_gpu_layers", args.n_gpu_layers)) if v is not None}
 
 
-def server_config(args: argparse.Namespace, **extra: Any) -> ServerConfig:
+def server_config(args: argparse.Namespace, **extra: object) -> ServerConfig:
     """The ``ServerConfig`` of the shared flags (and ``extra`` fields); ``ValueError`` naming a bad flag."""
     from judgelab.server import ServerConfig
 

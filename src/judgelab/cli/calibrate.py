@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judgelab.specs import DEFAULT_MODEL_ID
 
@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def _named_evaluator(args: argparse.Namespace, options: dict[str, Any], executor: object | None,
+def _named_evaluator(args: argparse.Namespace, options: dict[str, object], executor: object | None,
                      ) -> tuple[LazyModel, dict[str, Evaluator]] | tuple[None, None]:
     """``(model, {task: evaluator})`` for ``--evaluator NAME``; ``(None, None)`` without it."""
     name = getattr(args, "evaluator", None)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judgelab.errors import BackendUnavailableError, DataError
 from judgelab.evaluators import Document, EvaluationRequest, EvaluationResponse, Evaluator
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score, Scorer, Target
-    from inspect_ai.solver import TaskState
+    from inspect_ai.solver import Generate, Solver, TaskState
 
 __all__ = ["fact_check_request", "inspect_scorer", "recorded_answer"]
 
@@ -37,7 +37,7 @@ def _import_inspect() -> tuple[ModuleType, ModuleType]:
     return anyio, inspect_scorers
 
 
-def recorded_answer(field: str = "submission", *, model: str = "recorded") -> Any:
+def recorded_answer(field: str = "submission", *, model: str = "recorded") -> Solver:
     """An Inspect AI solver that takes each sample's answer from ``metadata[field]`` instead of a model.
 
     For grading answers that were produced elsewhere (logs, a previous run, a
@@ -59,8 +59,8 @@ def recorded_answer(field: str = "submission", *, model: str = "recorded") -> An
         ) from exc
 
     @solver(name="recorded_answer")
-    def recorded() -> Any:
-        async def solve(state: Any, generate: Any) -> Any:
+    def recorded() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
             if field not in (state.metadata or {}):
                 raise DataError(f"Sample {state.sample_id!r} has no metadata[{field!r}] to grade; "
                                 f"add the recorded answer there or pass recorded_answer(field=...).")
@@ -72,7 +72,7 @@ def recorded_answer(field: str = "submission", *, model: str = "recorded") -> An
     return recorded()
 
 
-def _metadata(response: EvaluationResponse) -> dict[str, Any]:
+def _metadata(response: EvaluationResponse) -> dict[str, object]:
     return {"passed": response.passed, "feedback": response.feedback, **dict(response.metadata)}
 
 

@@ -13,11 +13,15 @@ a server without it raises ``BackendUnavailableError`` with that hint.
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from judgelab.errors import BackendUnavailableError
 from judgelab.mcp._http import MCP_PATH, parse_host_port
 from judgelab.mcp._judge import McpJudge
+
+if TYPE_CHECKING:  # the SDK is imported only when a server is made
+    from mcp.server.mcpserver import MCPServer
 
 __all__ = ["INSTALL_HINT", "MCP_PATH", "McpJudge", "create_mcp_server", "parse_host_port", "run_http", "run_stdio",
            "tool_names"]
@@ -25,7 +29,7 @@ __all__ = ["INSTALL_HINT", "MCP_PATH", "McpJudge", "create_mcp_server", "parse_h
 INSTALL_HINT = "pip install 'judgelab[mcp]'"
 
 
-def _server_module() -> Any:
+def _server_module() -> ModuleType:
     try:
         from judgelab.mcp import _server
     except ImportError as exc:
@@ -38,9 +42,10 @@ def _server_module() -> Any:
     return _server
 
 
-def create_mcp_server(judge: McpJudge) -> Any:
+def create_mcp_server(judge: McpJudge) -> MCPServer[object]:
     """An ``mcp.server.MCPServer`` with judgelab's tools over ``judge``."""
-    return _server_module().create_mcp_server(judge)
+    server: MCPServer[object] = _server_module().create_mcp_server(judge)
+    return server
 
 
 def tool_names() -> tuple[str, ...]:

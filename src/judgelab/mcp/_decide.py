@@ -12,7 +12,7 @@ expected level index and per-level probabilities.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,7 +40,7 @@ Question = DecisionQuestion
 
 
 def answer_questions(model: JudgeModel, value: str | Sequence[Message],
-                     questions: Sequence[DecisionQuestion]) -> dict[str, Any]:
+                     questions: Sequence[DecisionQuestion]) -> dict[str, object]:
     """Ask every question about the input in one ``ask_all`` (``judgelab.wire.ask_decisions``); answers in order.
 
     A question the model cannot answer (its label words) gets a ``refusal``

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from judgelab.server import ServerConfig
 
 __all__ = ["ApiKeyGate", "http_app", "parse_host_port"]
 
@@ -32,11 +38,11 @@ def parse_host_port(text: str) -> tuple[str, int]:
 class ApiKeyGate:
     """ASGI middleware: 401 for HTTP requests without ``Authorization: Bearer <api_key>``."""
 
-    def __init__(self, app: Any, api_key: str | None) -> None:
+    def __init__(self, app: ASGIApp, api_key: str | None) -> None:
         self.app = app
         self.api_key = api_key
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.api_key is None or self._authorised(scope, self.api_key):
             await self.app(scope, receive, send)
             return
@@ -48,7 +54,7 @@ class ApiKeyGate:
         await send({"type": "http.response.body", "body": body})
 
     @staticmethod
-    def _authorised(scope: dict[str, Any], api_key: str) -> bool:
+    def _authorised(scope: Scope, api_key: str) -> bool:
         for key, value in scope.get("headers", ()):
             if key == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
@@ -56,7 +62,7 @@ class ApiKeyGate:
         return False
 
 
-def http_app(server: Any, config: Any, host: str) -> Any:
+def http_app(server: MCPServer[object], config: ServerConfig, host: str) -> ApiKeyGate:
     """The SDK's streamable HTTP app for ``server``, behind the API key, with the body limit of ``config``."""
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, max_request_body_size=config.max_body_bytes,
                                      host=host)

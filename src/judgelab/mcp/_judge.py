@@ -12,14 +12,13 @@ layer turns into a one-line tool error. Nothing here imports the MCP SDK.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from judgelab.engine import BackendJudgeModel
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import Document, EvaluationRequest, Evaluator, build_evaluator, evaluator_names, registered_evaluator
 from judgelab.mcp._decide import Message, answer_questions
 from judgelab.server import Batcher, QueuedModel, RequestTicket, ServerConfig
-from judgelab.wire import DecisionQuestion, apply_policy, bind_policy, policy_summary, registered_template_hashes
+from judgelab.wire import BoundPolicy, DecisionQuestion, apply_policy, bind_policy, policy_summary, registered_template_hashes
 
 __all__ = ["McpJudge"]
 
@@ -45,7 +44,7 @@ class McpJudge:
                                max_prompts=self.config.max_batch_prompts, turn_tokens=self.config.turn_tokens)
         self.queued = QueuedModel(model, self.batcher)
 
-    def _bind_policy(self, policy: Any) -> list[str]:
+    def _bind_policy(self, policy: BoundPolicy | None) -> list[str]:
         """The registered evaluators ``policy`` decides for; refused at start-up when it is not this judge's.
 
         The policy (``--policy``) is the one place that changes how a tool
@@ -70,11 +69,11 @@ class McpJudge:
         registered_evaluator(base)
         view = self._view()
         evaluator = build_evaluator(name, view) if threshold is None else build_evaluator(name, view, threshold=threshold)
-        if name in self.policy_evaluators:
+        if name in self.policy_evaluators and self.config.policy is not None:
             apply_policy(evaluator, self.config.policy)
         return evaluator
 
-    def _judged(self, name: str, request: EvaluationRequest, threshold: float | None) -> dict[str, Any]:
+    def _judged(self, name: str, request: EvaluationRequest, threshold: float | None) -> dict[str, object]:
         response = self._evaluator(name, threshold).evaluate(request)
         meta = dict(response.metadata)
         decision = meta.get("decision") or ("pass" if response.passed else "fail")
@@ -94,31 +93,31 @@ class McpJudge:
 
     # -- the tools ---------------------------------------------------------------
 
-    def fact_check(self, document: str, claim: str, threshold: float | None = None) -> dict[str, Any]:
+    def fact_check(self, document: str, claim: str, threshold: float | None = None) -> dict[str, object]:
         """P(the claim is supported by the document), its verdict, the threshold or policy decision, chunk scores."""
         out = self._judged("fact-checking", EvaluationRequest(user_text=document, response_content=claim), threshold)
-        verdict = {"pass": "supported", "fail": "not supported", "abstain": "abstain"}[out["decision"]]
+        verdict = {"pass": "supported", "fail": "not supported", "abstain": "abstain"}[str(out["decision"])]
         return {"probability": out["score"], "verdict": verdict, **{k: v for k, v in out.items() if k != "metadata"}}
 
     def check_relevancy(self, query: str, context: Sequence[str], answer: str,
-                        threshold: float | None = None) -> dict[str, Any]:
+                        threshold: float | None = None) -> dict[str, object]:
         """P(the answer is in line with the query and the context), as ``fact_check``."""
         request = EvaluationRequest(user_text=query, data_list=[Document(text) for text in context], response_content=answer)
         out = self._judged("relevancy", request, threshold)
-        verdict = {"pass": "relevant", "fail": "not relevant", "abstain": "abstain"}[out["decision"]]
+        verdict = {"pass": "relevant", "fail": "not relevant", "abstain": "abstain"}[str(out["decision"])]
         return {"probability": out["score"], "verdict": verdict, **{k: v for k, v in out.items() if k != "metadata"}}
 
     def evaluate(self, evaluator: str, user_text: str, documents: Sequence[str], response: str,
-                 threshold: float | None = None) -> dict[str, Any]:
+                 threshold: float | None = None) -> dict[str, object]:
         """Any registered evaluator on a Spring AI ``EvaluationRequest``."""
         request = EvaluationRequest(user_text=user_text, data_list=[Document(text) for text in documents], response_content=response)
         return self._judged(evaluator, request, threshold)
 
-    def decide(self, input: str | Sequence[Message], questions: Sequence[DecisionQuestion]) -> dict[str, Any]:
+    def decide(self, input: str | Sequence[Message], questions: Sequence[DecisionQuestion]) -> dict[str, object]:
         """The Decisions API's questions about one input, answered together."""
         return answer_questions(self._view(), input, questions)
 
-    def list_models(self) -> dict[str, Any]:
+    def list_models(self) -> dict[str, object]:
         """The served model, the model specs this install knows, and the evaluator names."""
         from judgelab.specs import DEFAULT_MODEL_ID, scan_specs
         from judgelab.weights import weights_status

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -17,7 +17,7 @@ class EvaluationResult(BaseModel):
     decision: Literal["pass", "fail", "abstain"] = Field(
         description="abstain: a calibrated policy cannot decide at this score; get a second opinion.")
     threshold: float | None = Field(description="The pass threshold on the score; null when a policy decided.")
-    policy: dict[str, Any] | None = Field(description="The calibrated policy that decided (band lower/upper, "
+    policy: dict[str, object] | None = Field(description="The calibrated policy that decided (band lower/upper, "
                                                       "alpha, n), or null.")
     feedback: str = Field(description="Why, in one sentence.")
     chunks: list[float] | None = Field(description="Per-chunk scores: a long document is split and the best chunk counts.")
@@ -36,5 +36,5 @@ class CheckResult(EvaluationResult):
 class FullEvaluationResult(EvaluationResult):
     """``evaluate``: the evaluation plus the evaluator's full metadata."""
 
-    metadata: dict[str, Any] = Field(description="Everything the evaluator measured (label probabilities, "
+    metadata: dict[str, object] = Field(description="Everything the evaluator measured (label probabilities, "
                                                  "prompt tokens, criteria...).")

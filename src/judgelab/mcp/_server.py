@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import Field, ValidationError
 
 from judgelab import __version__
@@ -56,10 +57,11 @@ def _validation_line(tool: str, exc: ValidationError) -> str:
     return _one_line(f"Bad arguments for {tool}: {where}: {first.get('msg')}{more}. See the tool's input schema.")
 
 
-class _JudgeServer(MCPServer):
+class _JudgeServer(MCPServer[object]):
     """``MCPServer`` whose argument-validation errors are one line."""
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, object], context: Context[object, object] | None = None,
+                        ) -> CallToolResult | InputRequiredResult:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -83,7 +85,7 @@ def _run(tool: str, work: Callable[..., _T], *args: object) -> _T:
         raise ToolError(_one_line(str(exc))) from exc
 
 
-def _register(server: MCPServer, judge: McpJudge) -> None:
+def _register(server: MCPServer[object], judge: McpJudge) -> None:
     def fact_check(
         document: Annotated[str, Field(min_length=1, description="The source text: the only evidence the claim is checked against.")],
         claim: Annotated[str, Field(min_length=1, description="One factual statement to verify (check long answers claim by claim).")],
@@ -118,7 +120,7 @@ def _register(server: MCPServer, judge: McpJudge) -> None:
             "1 to 400 questions about the input, each {type, instructions, name?}: type 'predicate' (yes/no), "
             "'choice' with choices [{value, description?}] (2 to 26), or 'score' with levels "
             "[{label, description?}] lowest first (2 to 10)."))],
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Answer your own closed questions about a text or a conversation, all from one shared prefill.
 
         Answers come in question order: a predicate's `probability` is P(yes); a choice has `choice`,
@@ -145,7 +147,7 @@ def _register(server: MCPServer, judge: McpJudge) -> None:
         return FullEvaluationResult(**_run("evaluate", judge.evaluate, evaluator, user_text, documents, response,
                                            threshold))
 
-    def list_models() -> dict[str, Any]:
+    def list_models() -> dict[str, object]:
         """Show which judge model this server runs (`served`), the model specs this install knows (with
         whether their weights are present), the calibrated policy if any, and the evaluator names that
         `evaluate` accepts. One server serves one model; start another for another model."""
@@ -155,7 +157,7 @@ def _register(server: MCPServer, judge: McpJudge) -> None:
         server.add_tool(tool, structured_output=True)
 
 
-def create_mcp_server(judge: McpJudge) -> MCPServer:
+def create_mcp_server(judge: McpJudge) -> MCPServer[object]:
     """The MCP server with the five judgelab tools over ``judge``."""
     server = _JudgeServer(
         "judgelab",

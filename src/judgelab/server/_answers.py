@@ -10,7 +10,6 @@ distribution and the request fields that were ignored.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from fastapi import Request
 
@@ -46,7 +45,7 @@ def label_logprobs(judgment: Judgment, top: int | None) -> tuple[tuple[str, floa
     return chosen, [(label, max(lp, NEVER)) for label, lp in ranked[: top or 0]]
 
 
-def judgelab_field(judgment: Judgment, labels: Sequence[str], ignored: list[str]) -> dict[str, Any]:
+def judgelab_field(judgment: Judgment, labels: Sequence[str], ignored: list[str]) -> dict[str, object]:
     """The extra ``judgelab`` field of a chat or generate response."""
     return {
         "label": judgment.label,

@@ -42,7 +42,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
-from typing import Any
 
 from judgelab.engine import BackendJudgeModel, Judgment
 
@@ -65,7 +64,7 @@ class _Job:
     prompts: Sequence[str] = ()
     labels: tuple[str, ...] = ()
     token_counts: Sequence[int] = ()
-    call: Callable[[BackendJudgeModel], Any] | None = None
+    call: Callable[[BackendJudgeModel], object] | None = None
     results: list[Judgment | None] = field(default_factory=list)
     cursor: int = 0  # the next prompt to schedule
     done: int = 0  # tokens of the cursor's prompt already evaluated in pieces
@@ -166,7 +165,7 @@ class Batcher:
         job.results = [None] * len(job.prompts)
         return self._put(job)
 
-    def call(self, fn: Callable[[BackendJudgeModel], Any]) -> Future:
+    def call(self, fn: Callable[[BackendJudgeModel], object]) -> Future:
         """Run ``fn(model)`` on the worker, between turns (for free-text ``complete``)."""
         return self._put(_Job(Future(), None, call=fn))
 
@@ -222,8 +221,8 @@ class Batcher:
             if self._admit(job):
                 return True
 
-    def _admit(self, job: Any) -> bool:
-        if job is _STOP:
+    def _admit(self, job: _Job | object) -> bool:
+        if not isinstance(job, _Job):  # _STOP
             return True
         if job.call is not None:
             self._run_call(job.future, job.call)
@@ -324,7 +323,7 @@ class Batcher:
             tokens = sum(job.token_counts[i] for job, indices in picked for i in indices)
             self.on_batch(len(picked), len(prompts), tokens)
 
-    def _run_call(self, future: Future[Any], call: Callable[[BackendJudgeModel], Any]) -> None:
+    def _run_call(self, future: Future[object], call: Callable[[BackendJudgeModel], object]) -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
@@ -338,7 +337,7 @@ def prompt_name(prompts: Sequence[str], i: int) -> str:
     return "prompt" if len(prompts) == 1 else f"prompt #{i}"
 
 
-def _settle(future: Future, result: Any = None, *, exc: BaseException | None = None) -> None:
+def _settle(future: Future, result: object = None, *, exc: BaseException | None = None) -> None:
     """Finish ``future`` unless its client cancelled it meanwhile."""
     try:
         if exc is not None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgelab.wire import BoundPolicy
 
 __all__ = ["ServerConfig", "API_KEY_ENV", "DEFAULT_PORT"]
 
@@ -80,7 +83,7 @@ class ServerConfig:
     keep_alive_timeout_s: float = 5.0
     max_connections: int = 512
     max_header_bytes: int = 64 * 1024
-    policy: Any = None
+    policy: BoundPolicy | None = None
     grader_threshold: float = 0.5
 
     def __post_init__(self) -> None:

@@ -21,7 +21,7 @@ that says how many tokens it had and how many fit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
@@ -77,14 +77,14 @@ class DecisionBody(BaseModel):
     input: StrictStr | list[_Item]
     questions: list[DecisionQuestion]
     prompt_cache_key: StrictStr | None = None
-    prompt_cache_options: dict[str, Any] | None = None
+    prompt_cache_options: dict[str, object] | None = None
     safety_identifier: StrictStr | None = None
 
 
 _UNION_TAGS = {"predicate", "choice", "score", "str", "bool", "function-after[_check(), str]"}
 
 
-def _wire_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+def _wire_loc(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
     """A pydantic error location as a request path: without union-member and tag names."""
     return tuple(p for p in loc if not (isinstance(p, str) and (p in _UNION_TAGS or "[" in p)))
 
@@ -137,7 +137,7 @@ def input_state(body_input: str | Sequence[_Item]) -> tuple[dict[str, str], str 
     return decision_state(input_turns(body_input))
 
 
-def answer_decisions(model: JudgeModel, body: DecisionBody) -> tuple[list[dict[str, Any]], int]:
+def answer_decisions(model: JudgeModel, body: DecisionBody) -> tuple[list[dict[str, object]], int]:
     """Wire answers in question order and the prompt tokens they took (blocking: run it in a thread)."""
     try:
         return ask_decisions(model, input_turns(body.input), body.questions)

@@ -8,9 +8,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
+from collections.abc import Mapping, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -54,7 +53,7 @@ class APIError(Exception):
 
     def __init__(
         self, status: int, message: str, *, code: str | None = None, param: str | None = None,
-        detail: list[dict[str, Any]] | None = None,
+        detail: Sequence[Mapping[str, object]] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -68,7 +67,7 @@ def error_response(request: Request, exc: APIError) -> JSONResponse:
     """The protocol-shaped JSON response for ``exc``."""
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if request.url.path.startswith("/api/"):
-        body: dict[str, Any] = {"error": exc.message}
+        body: dict[str, object] = {"error": exc.message}
     else:
         body = {
             "error": {

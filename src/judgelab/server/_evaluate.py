@@ -8,7 +8,6 @@ fields; the answer is the ``EvaluationResponse`` as JSON. Evaluators run on a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
@@ -53,7 +52,7 @@ def registered_factories() -> dict[str, ServedEvaluatorBuilder]:
 class _Doc(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, object] = Field(default_factory=dict)
 
 
 class RequestBody(BaseModel):
@@ -104,7 +103,7 @@ def _evaluator(request: Request, name: str, threshold: float, ticket: RequestTic
 
 
 async def evaluate_requests(request: Request, name: str, threshold: float,
-                            requests: list[EvaluationRequest]) -> list[dict[str, Any]]:
+                            requests: list[EvaluationRequest]) -> list[dict[str, object]]:
     """Evaluate in a pool thread (chunking long documents there, not on the worker); 499 if the client leaves."""
     ticket: RequestTicket = request.app.state.judge.ticket()
     evaluator = _evaluator(request, name, threshold, ticket)

@@ -24,12 +24,13 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import SupportsFloat
 
 from fastapi import Request
 
 from judgelab.evaluators import Document, EvaluationRequest
 from judgelab.server._evaluate import evaluate_requests
+from judgelab.server._prompts import ChatTurn
 from judgelab.server._state import JudgeState
 from judgelab.wire import content_text
 
@@ -45,7 +46,7 @@ _INSPECT = re.compile(r"GRADE: \$LETTER.*?LETTER is one of (?P<letters>[A-Z]+)",
 _warned: set[tuple[str, ...]] = set()
 
 
-def _texts(messages: Sequence[Any]) -> list[tuple[str, str]]:
+def _texts(messages: Sequence[ChatTurn]) -> list[tuple[str, str]]:
     out = []
     for i, m in enumerate(messages):
         try:
@@ -55,14 +56,14 @@ def _texts(messages: Sequence[Any]) -> list[tuple[str, str]]:
     return out
 
 
-def promptfoo_rubric(messages: Sequence[Any]) -> tuple[str, str] | None:
+def promptfoo_rubric(messages: Sequence[ChatTurn]) -> tuple[str, str] | None:
     """``(output, rubric)`` of a promptfoo ``llm-rubric`` grading request, else ``None``."""
     users = [text for role, text in _texts(messages) if role == "user"]
     match = _RUBRIC.search(users[-1]) if users else None
     return (match.group("output"), match.group("rubric")) if match else None
 
 
-def inspect_label_warning(messages: Sequence[Any], labels: Sequence[str]) -> str | None:
+def inspect_label_warning(messages: Sequence[ChatTurn], labels: Sequence[str]) -> str | None:
     """A warning when the request is an Inspect AI grader whose ``GRADE:`` pattern none of ``labels`` can match."""
     text = "\n".join(t for _, t in _texts(messages))
     match = _INSPECT.search(text)
@@ -87,7 +88,7 @@ def warn_once(warning: str, labels: Sequence[str]) -> None:
         log.warning("%s", warning)
 
 
-async def rubric_answer(request: Request, output: str, rubric: str) -> tuple[str, dict[str, Any]]:
+async def rubric_answer(request: Request, output: str, rubric: str) -> tuple[str, dict[str, object]]:
     """The reply text promptfoo parses for one rubric, and the ``judgelab`` field.
 
     ``score`` is P(pass): the served ``fact-checking`` evaluator's probability
@@ -97,7 +98,9 @@ async def rubric_answer(request: Request, output: str, rubric: str) -> tuple[str
     threshold = state.config.grader_threshold
     judged = EvaluationRequest(user_text="", data_list=[Document(output)], response_content=rubric)
     response = (await evaluate_requests(request, RUBRIC_EVALUATOR, threshold, [judged]))[0]
-    p = float(response["score"])
+    score = response["score"]
+    assert isinstance(score, SupportsFloat), score  # EvaluationResponse.to_dict's score
+    p = float(score)
     verdict = p >= threshold
     reason = (f"P(pass) = {p:.4f}: the judge's probability that the rubric holds of the output "
               f"({RUBRIC_EVALUATOR} evaluator); {'at or above' if verdict else 'below'} the grader threshold "

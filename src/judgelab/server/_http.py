@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import json
 import re
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -24,7 +24,7 @@ MAX_JSON_DEPTH = 64
 """Deeper request JSON gets 400: judges read flat states, and deep nesting only costs stack."""
 
 
-async def read_json(request: Request, limit: int) -> Any:
+async def read_json(request: Request, limit: int) -> object:
     """The request's JSON body, refusing bodies over ``limit`` bytes with 413."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -52,7 +52,7 @@ async def read_json(request: Request, limit: int) -> Any:
 _PARSE_INLINE_BYTES = 256 * 1024
 
 
-def _parse_json(raw: bytearray) -> Any:
+def _parse_json(raw: bytearray) -> object:
     """Parse a JSON body: 400 for text that is not UTF-8 JSON, too deep, or has lone surrogates."""
     if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:  # else it cannot nest deeper
         depth = _nesting_depth(raw)
@@ -101,7 +101,7 @@ def _nesting_depth(raw: bytes | bytearray) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def _check_no_lone_surrogates(raw: bytes | bytearray, data: Any) -> None:
+def _check_no_lone_surrogates(raw: bytes | bytearray, data: object) -> None:
     """400 for a ``\\ud800``-style escape that is not half of a pair: such text cannot be tokenised."""
     if not _SURROGATE_ESCAPE.search(raw):
         return

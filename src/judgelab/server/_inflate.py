@@ -10,8 +10,8 @@ would expand to 64 MiB therefore costs the server about ``limit`` bytes, not
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from judgelab.server._errors import APIError
 
@@ -67,8 +67,18 @@ class _Zlib:
             raise zlib.error("the compressed data ends before its end-of-stream marker")
 
 
+class _ZstdDecompressor(Protocol):
+    """What ``_Zstd`` reads of ``compression.zstd.ZstdDecompressor`` (or the backport's)."""
+
+    eof: bool
+    needs_input: bool
+    unused_data: bytes
+
+    def decompress(self, data: bytes, max_length: int = ...) -> bytes: ...
+
+
 class _Zstd:
-    def __init__(self, factory: Any) -> None:
+    def __init__(self, factory: Callable[[], _ZstdDecompressor]) -> None:
         self._factory = factory
         self._d = factory()
 
@@ -92,7 +102,7 @@ class _Zstd:
             raise ValueError("the zstd data ends before the end of its frame")
 
 
-def _zstd_factory() -> Any | None:
+def _zstd_factory() -> Callable[[], _ZstdDecompressor] | None:
     try:  # Python 3.14+
         from compression.zstd import ZstdDecompressor  # type: ignore[import-not-found]
     except ImportError:
@@ -100,7 +110,8 @@ def _zstd_factory() -> Any | None:
             from backports.zstd import ZstdDecompressor  # type: ignore[import-not-found]
         except ImportError:
             return None
-    return ZstdDecompressor
+    factory: Callable[[], _ZstdDecompressor] = ZstdDecompressor
+    return factory
 
 
 def inflater_for(encoding: str) -> Inflater:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
-
 from fastapi import Request
+from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -33,7 +32,7 @@ class AuthAndMetrics:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        app: Any = scope["app"]
+        app: Starlette = scope["app"]
         state = app.state.judge
         route = scope["path"]
         request_id = _header(scope, b"x-request-id") or uuid.uuid4().hex

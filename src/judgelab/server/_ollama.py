@@ -15,7 +15,6 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -43,14 +42,14 @@ _USED_FIELDS = {"model", "messages", "prompt", "system", "raw", "stream", "optio
 class _Message(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: str
-    content: Any = ""
+    content: object = ""
 
 
 class _Common(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str = Field(min_length=1)
     stream: bool = True
-    options: dict[str, Any] | None = None
+    options: dict[str, object] | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
     labels: list[str] | None = Field(None, description="judgelab extension: the labels to answer with")
@@ -89,22 +88,22 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def _logprobs(j: Judgment, top: int | None) -> list[dict[str, Any]]:
+def _logprobs(j: Judgment, top: int | None) -> list[dict[str, object]]:
     (label, logprob), ranked = label_logprobs(j, top)
-    entry: dict[str, Any] = {"token": label, "logprob": logprob}
+    entry: dict[str, object] = {"token": label, "logprob": logprob}
     if top:
         entry["top_logprobs"] = [{"token": t, "logprob": lp} for t, lp in ranked]
     return [entry]
 
 
-async def _judge(request: Request, body: _Common, prompt: str, kind: str) -> tuple[Judgment, dict[str, Any]]:
+async def _judge(request: Request, body: _Common, prompt: str, kind: str) -> tuple[Judgment, dict[str, object]]:
     state: JudgeState = request.app.state.judge
     name = state.check_model(body.model)
     labels = state.resolve_labels(body.labels)
     t0 = time.perf_counter_ns()
     judgment, n_out = await answer_label(request, prompt, labels, _num_predict(state, body, labels), param=kind)
     elapsed = time.perf_counter_ns() - t0
-    final: dict[str, Any] = {
+    final: dict[str, object] = {
         "model": body.model or name,
         "created_at": _now(),
         "done": True,
@@ -122,8 +121,8 @@ async def _judge(request: Request, body: _Common, prompt: str, kind: str) -> tup
     return judgment, final
 
 
-def _respond(body: _Common, final: dict[str, Any], text_field: str, text: str) -> JSONResponse | StreamingResponse:
-    def piece(value: str) -> Any:
+def _respond(body: _Common, final: dict[str, object], text_field: str, text: str) -> JSONResponse | StreamingResponse:
+    def piece(value: str) -> object:
         return {"role": "assistant", "content": value} if text_field == "message" else value
 
     if not body.stream:
@@ -164,7 +163,7 @@ async def generate(request: Request) -> JSONResponse | StreamingResponse:
     return _respond(body, final, "response", judgment.label)
 
 
-def _details(info: ModelInfo) -> dict[str, Any]:
+def _details(info: ModelInfo) -> dict[str, object]:
     return {
         "parent_model": "",
         "format": info.format,
@@ -183,7 +182,7 @@ def _weights(request: Request) -> WeightsFile:
     return found
 
 
-async def _listed(request: Request) -> list[dict[str, Any]]:
+async def _listed(request: Request) -> list[dict[str, object]]:
     """Every served name as Ollama lists a model: the weights' file size and full sha256 digest."""
     state: JudgeState = request.app.state.judge
     modified = datetime.fromtimestamp(state.metrics.started, timezone.utc).isoformat().replace("+00:00", "Z")

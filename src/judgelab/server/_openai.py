@@ -14,7 +14,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import StreamingResponse
@@ -40,7 +39,7 @@ _USED = {"model", "messages", "max_tokens", "max_completion_tokens", "logprobs",
 class _Message(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: str
-    content: Any = None
+    content: object = None
 
 
 class CompletionBody(BaseModel):
@@ -52,7 +51,7 @@ class CompletionBody(BaseModel):
     logprobs: bool | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
     stream: bool | None = False
-    stream_options: dict[str, Any] | None = None
+    stream_options: dict[str, object] | None = None
     n: int | None = Field(None, ge=1, le=1, description="a judge has one greedy answer")
     labels: list[str] | None = Field(None, description="judgelab extension: the labels to answer with")
 
@@ -62,18 +61,18 @@ def _ignored(body: CompletionBody) -> list[str]:
     return sorted(k for k in data if k not in _USED)
 
 
-def _entry(token: str, logprob: float) -> dict[str, Any]:
+def _entry(token: str, logprob: float) -> dict[str, object]:
     return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
 
 
-def _logprobs(j: Judgment, top: int | None) -> dict[str, Any]:
+def _logprobs(j: Judgment, top: int | None) -> dict[str, object]:
     (label, logprob), ranked = label_logprobs(j, top)
     entry = _entry(label, logprob)
     entry["top_logprobs"] = [_entry(t, lp) for t, lp in ranked]
     return {"content": [entry], "refusal": None}
 
 
-def model_entries(state: JudgeState) -> list[dict[str, Any]]:
+def model_entries(state: JudgeState) -> list[dict[str, object]]:
     """``/v1/models`` entries, OpenAI's shape."""
     created = int(state.metrics.started)
     return [{"id": name, "object": "model", "created": created, "owned_by": "judgelab"} for name in state.names]
@@ -135,13 +134,13 @@ async def _rubric_reply(request: Request, body: CompletionBody, output: str, rub
 class _Reply:
     """One answered completion, written whole or as server-sent events."""
 
-    common: dict[str, Any]
+    common: dict[str, object]
     label: str
-    logprobs: dict[str, Any] | None
+    logprobs: dict[str, object] | None
     usage: dict[str, int]
-    extra: dict[str, Any]
+    extra: dict[str, object]
 
-    def completion(self) -> dict[str, Any]:
+    def completion(self) -> dict[str, object]:
         return {
             **self.common,
             "object": "chat.completion",
@@ -156,7 +155,7 @@ class _Reply:
         }
 
     def events(self, include_usage: bool) -> Iterator[str]:
-        def chunk(delta: dict[str, Any], finish: str | None = None, lp: Any = None, **more: Any) -> str:
+        def chunk(delta: dict[str, object], finish: str | None = None, lp: object = None, **more: object) -> str:
             payload = {**self.common, "object": "chat.completion.chunk",
                        "choices": [{"index": 0, "delta": delta, "logprobs": lp, "finish_reason": finish}], **more}
             if include_usage:

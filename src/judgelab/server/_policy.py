@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from judgelab.engine import JudgeModel
 from judgelab.server._evaluate import ServedEvaluatorBuilder
 from judgelab.evaluators import Evaluator
 from judgelab.wire import BoundPolicy, apply_policy, bind_policy, policy_summary, registered_template_hashes, template_hash_of
+
+if TYPE_CHECKING:
+    from judgelab.server._state import JudgeState
 
 __all__ = ["bind_factories", "policy_extra"]
 
@@ -56,7 +59,7 @@ def _with_policy(factory: ServedEvaluatorBuilder, policy: BoundPolicy) -> Served
     return make
 
 
-def policy_extra(state: Any) -> dict[str, Any]:
+def policy_extra(state: JudgeState) -> dict[str, object]:
     """``{"policy": ...}`` for a protocol's ``judgelab`` field, or ``{}`` without a policy."""
     policy = state.config.policy
     if policy is None:

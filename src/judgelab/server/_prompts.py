@@ -8,15 +8,25 @@ is answered with a 400 naming the message at fault.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol
 
 from judgelab.engine import JudgeModel
 from judgelab.wire import content_text, one_turn
 
-__all__ = ["chat_prompt"]
+__all__ = ["ChatTurn", "chat_prompt"]
 
 
-def chat_prompt(model: JudgeModel, messages: Sequence[Any], *, param: str = "messages") -> str:
+class ChatTurn(Protocol):
+    """A chat message as the protocols' request bodies parse it."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def content(self) -> object: ...
+
+
+def chat_prompt(model: JudgeModel, messages: Sequence[ChatTurn], *, param: str = "messages") -> str:
     """The prompt for chat messages (each with ``role`` and ``content``: text or text parts)."""
     turns = [(m.role, content_text(m.content, param=f"{param}.{i}.content")) for i, m in enumerate(messages)]
     user, system = one_turn(turns, param=param)

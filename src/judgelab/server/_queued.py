@@ -15,7 +15,7 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Sequence
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fastapi import Request
 
@@ -190,6 +190,6 @@ async def _disconnected(request: Request) -> None:
         pass
 
 
-def _consume(task: asyncio.Future[Any]) -> None:
+def _consume(task: asyncio.Future[object]) -> None:
     if not task.cancelled():
         task.exception()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
-
 import uvicorn
 from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from judgelab.server._config import ServerConfig
 from judgelab.server._protocol import header_timeout_protocol
@@ -19,10 +19,13 @@ log = logging.getLogger(__name__)
 
 
 def _uvicorn_config(
-    app: Any, host: str, port: int, log_level: str, graceful_s: float | None, limits: ServerConfig | None = None,
+    app: ASGIApp, host: str, port: int, log_level: str, graceful_s: float | None, limits: ServerConfig | None = None,
 ) -> uvicorn.Config:
     """uvicorn's settings, with the connection limits of ``limits`` (default: the app's ``ServerConfig``)."""
-    limits = limits if limits is not None else app.state.judge.config
+    if limits is None:
+        if not isinstance(app, Starlette):
+            raise TypeError(f"serve() needs limits=ServerConfig(...) for an app that is not create_app's, got {type(app).__name__}")
+        limits = app.state.judge.config
     return uvicorn.Config(
         app,
         host=host,
@@ -39,7 +42,7 @@ def _uvicorn_config(
 
 
 def serve(
-    app: Any, *, host: str = "127.0.0.1", port: int = 11434, log_level: str = "info",
+    app: ASGIApp, *, host: str = "127.0.0.1", port: int = 11434, log_level: str = "info",
     graceful_s: float | None = None, limits: ServerConfig | None = None,
 ) -> None:
     """Serve ``app`` until SIGINT/SIGTERM; in-flight requests finish before exit.

@@ -10,7 +10,7 @@ image assets need a vision model and are refused.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
@@ -30,7 +30,7 @@ __all__ = ["register", "router"]
 
 router = APIRouter()
 
-Content = str | dict[str, Any] | list[Any]
+Content = str | dict[str, object] | list[object]
 
 
 class NoulCriteria(BaseModel):
@@ -43,14 +43,15 @@ class Question(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["noul", "choice", "score", "box"]
     instructions: Content | None = None
-    criteria: Any = None
+    criteria: object = None
 
     @model_validator(mode="after")
     def _check(self) -> "Question":
         if self.type == "noul":
             if self.criteria is not None:
                 self.criteria = NoulCriteria.model_validate(self.criteria)
-            described = self.criteria is not None and (self.criteria.true is not None or self.criteria.false is not None)
+            criteria = self.criteria
+            described = isinstance(criteria, NoulCriteria) and (criteria.true is not None or criteria.false is not None)
             if self.instructions is None and not described:
                 raise ValueError("a noul question needs instructions or criteria.true / criteria.false")
         elif self.type in ("choice", "score") and not self.criteria:
@@ -63,7 +64,7 @@ class SystemOneBody(BaseModel):
     model: str | None = None
     state: Content
     questions: dict[str, Question] = Field(min_length=1)
-    assets: dict[str, Any] | None = None
+    assets: dict[str, object] | None = None
 
 
 @router.post("/v1/systemone", response_model=None)

@@ -8,7 +8,7 @@ With a policy, an abstention is neither: the test is skipped with the band
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,7 +25,7 @@ def set_abstain_mode(mode: str) -> None:
     _ABSTAIN_MODE["mode"] = mode
 
 
-def _meta(response: EvaluationResponse) -> dict[str, Any]:
+def _meta(response: EvaluationResponse) -> dict[str, object]:
     return dict(getattr(response, "metadata", None) or {})
 
 
@@ -54,7 +54,8 @@ def describe(response: EvaluationResponse) -> str:
     meta = _meta(response)
     decision = decision_of(response)
     if meta.get("decision") is not None:
-        policy = meta.get("policy") or {}
+        found = meta.get("policy")
+        policy = found if isinstance(found, dict) else {}
         rule = (f"policy {decision.upper()}: band {band(response)} (fail below, pass at or above), "
                 f"{policy.get('risk', 'error')} <= {_num(meta.get('alpha'))}, calibrated on {meta.get('n')} rows")
     else:

@@ -68,7 +68,7 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(f"judgelab_{name}", help=help_text, type=kind, default=None)
 
 
-def _raw(config: pytest.Config, name: str) -> tuple[Any, str]:
+def _raw(config: pytest.Config, name: str) -> tuple[object, str]:
     """The option's value and where it came from (for messages)."""
     value = config.getoption(f"judgelab_{name}")
     if value is not None:

@@ -8,7 +8,7 @@ loads when a test first asks for ``judge``, ``fact_check``, ``relevancy``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,6 +16,9 @@ from judgelab.testing._batch import MARKER, BatchPlan, BatchView, evaluator_key
 from judgelab.testing._expect import set_abstain_mode
 from judgelab.testing._options import add_options, read_settings
 from judgelab.testing._session import JudgeSession, TrackedEvaluator
+
+if TYPE_CHECKING:
+    from judgelab.engine import JudgeModel
 
 __all__ = [
     "evaluator",
@@ -66,7 +69,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         judge_session.item = None
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
     judge_session = config.stash.get(_SESSION, None)
     lines = judge_session.summary_lines() if judge_session is not None else []
     if lines:
@@ -91,7 +94,7 @@ def judgelab_session(pytestconfig: pytest.Config) -> JudgeSession:
 
 
 @pytest.fixture(scope="session")
-def judge(judgelab_session: JudgeSession) -> Any:
+def judge(judgelab_session: JudgeSession) -> JudgeModel:
     """The session's ``JudgeModel``, loaded once with ``--judgelab-model/-backend/-threads``."""
     return judgelab_session.model
 

@@ -19,7 +19,10 @@ from judgelab.testing._expect import decision_of
 from judgelab.testing._options import Settings
 
 if TYPE_CHECKING:  # the plugin imports no model, nor the engine, until a test asks for the judge
+    import pytest
+
     from judgelab.engine import JudgeModel, LazyModel
+    from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator
 
 __all__ = ["CheckStats", "JudgeSession", "TrackedEvaluator"]
 
@@ -39,7 +42,7 @@ class CheckStats:
     batched: int = 0
     batch_calls: int = 0
 
-    def count(self, responses: Sequence[Any], seconds: float) -> None:
+    def count(self, responses: Sequence[EvaluationResponse], seconds: float) -> None:
         self.checks += len(responses)
         self.judgment_s += seconds
         for response in responses:
@@ -65,16 +68,16 @@ class TrackedEvaluator:
         The name it was built from (for messages).
     """
 
-    def __init__(self, evaluator: Any, session: "JudgeSession", name: str) -> None:
+    def __init__(self, evaluator: Evaluator, session: "JudgeSession", name: str) -> None:
         self.evaluator = evaluator
         self.session = session
         self.name = name
 
-    def evaluate(self, request: Any) -> Any:
+    def evaluate(self, request: EvaluationRequest) -> EvaluationResponse:
         """Judge one request (Spring AI's ``evaluate``)."""
         return self.evaluate_many([request])[0]
 
-    def evaluate_many(self, requests: Iterable[Any], *, record: bool = True) -> list[Any]:
+    def evaluate_many(self, requests: Iterable[EvaluationRequest], *, record: bool = True) -> list[EvaluationResponse]:
         """Judge many requests in one batched call; ``record=False`` counts without recording on the test."""
         from judgelab.evaluators import evaluate_many
 
@@ -106,9 +109,9 @@ class JudgeSession:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.stats = CheckStats()
-        self.item: Any = None  # the test running now (its user_properties take the records)
+        self.item: pytest.Item | None = None  # the test running now (its user_properties take the records)
         self._lazy: LazyModel | None = None  # made on first use
-        self._policy: Any = None
+        self._policy: Any = None  # a judgelab.calibration.Policy (frozen: not yet a wire.BoundPolicy to mypy)
         self.policy_names: list[str] = []
 
     @property
@@ -123,7 +126,7 @@ class JudgeSession:
             from judgelab.engine import LazyModel
             from judgelab.specs import DEFAULT_MODEL_ID
 
-            options: dict[str, Any] = {"backend": self.settings.backend}
+            options: dict[str, object] = {"backend": self.settings.backend}
             if self.settings.threads:
                 options["n_threads"] = self.settings.threads
             self._lazy = LazyModel(self.settings.model or DEFAULT_MODEL_ID, options)
@@ -166,7 +169,7 @@ class JudgeSession:
                     self.policy_names.append(name)
         return TrackedEvaluator(evaluator, self, name)
 
-    def record(self, response: Any, name: str) -> None:
+    def record(self, response: EvaluationResponse, name: str) -> None:
         """Record one check's score, threshold and decision on the running test."""
         if self.item is None:
             return

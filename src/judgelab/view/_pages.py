@@ -4,15 +4,14 @@ blocks (a run's facts, the paired comparison) rendered by the one report rendere
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
 
 from judgelab.calibration import Correction, read_corrections
-from judgelab.calibration.report import STYLE, render_html
+from judgelab.calibration.report import STYLE, Section, render_html
 from judgelab.errors import JudgelabError
-from judgelab.view._compare import comparison_section, differing_rows
+from judgelab.view._compare import PairedRow, comparison_section, differing_rows
 from judgelab.view._run import ViewRun
 from judgelab.view._summary import fmt, row_prompt, run_section
 from judgelab.view._table import VERDICT_FILTERS, RowQuery, query_rows, table_row
@@ -42,9 +41,9 @@ class Pages:
         self.who = who
         self.n_resamples = n_resamples
         self.env = _environment()
-        self._compared: Any = None
+        self._compared: tuple[Section, list[PairedRow]] | None = None
 
-    def _page(self, template: str, **values: Any) -> str:
+    def _page(self, template: str, **values: object) -> str:
         return self.env.get_template(template).render(runs=self.runs, report_style=STYLE, **values)
 
     def message(self, title: str, message: str, *, kind: str = "warn") -> str:
@@ -98,7 +97,7 @@ class Pages:
             history=self._history(run, row_id), who=self.who, back=back or f"run={run_index}", csrf=csrf,
             saved=saved)
 
-    def _comparison(self) -> Any:
+    def _comparison(self) -> tuple[Section, list[PairedRow]]:
         if self._compared is None:
             from judgelab.view._compare import compare_views
 

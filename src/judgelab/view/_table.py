@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,7 +71,7 @@ class TableRow:
     claim: str
     document: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {k: v for k, v in self.__dict__.items() if k != "index"}
 
 
@@ -86,7 +86,7 @@ class RowsPage:
     pages: int
     query: RowQuery
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"total": self.total, "matched": self.matched, "page": self.page, "pages": self.pages,
                 "rows": [r.to_dict() for r in self.rows]}
 
