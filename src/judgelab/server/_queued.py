@@ -190,6 +190,6 @@ async def _disconnected(request: Request) -> None:
         pass
 
 
-def _consume(task: asyncio.Future[object]) -> None:
+def _consume(task: "asyncio.Future[T]") -> None:
     if not task.cancelled():
         task.exception()

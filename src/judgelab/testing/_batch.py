@@ -46,7 +46,7 @@ def _is_request(value: object) -> bool:
 
 def request_key(request: EvaluationRequest) -> RequestKey:
     """What identifies a request's check: its texts (document metadata is not judged)."""
-    docs = tuple(getattr(d, "text", d) for d in request.data_list)
+    docs = tuple(d if isinstance(d, str) else d.text for d in request.data_list)
     return (request.user_text, docs, request.response_content)
 
 
