@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from judgelab.calibration.data._rows import LabelledRow
 
-__all__ = ["editable", "row_random", "make_pair", "replace_span", "document_text", "plain", "generated_from"]
+__all__ = ["editable", "row_random", "make_pair", "edit_pairs", "replace_span", "document_text", "plain", "generated_from"]
 
 _TAGS = re.compile(r"</?t>")
 
@@ -70,6 +70,20 @@ def make_pair(row: LabelledRow, generator: str, *, edited: str, edit: Mapping[st
     negative = LabelledRow(**{**base, "id": f"{generator}-{row.id}-edited", "label": 0, "response": edited,
                               "meta": meta})
     return positive, negative
+
+
+def edit_pairs(rows: Iterable[LabelledRow], generator: str,
+               edit: Callable[[LabelledRow, random.Random], tuple[str, Mapping[str, object]] | None]) -> list[LabelledRow]:
+    """The pairs of every editable row that ``edit`` (a claim edit drawn from the row's own seed) can change."""
+    out: list[LabelledRow] = []
+    for row in rows:
+        if not editable(row):
+            continue
+        found = edit(row, row_random(generator, row))
+        if found is not None:
+            edited, what = found
+            out.extend(make_pair(row, generator, edited=edited, edit=what))
+    return out
 
 
 def plain(text: str) -> str:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from judgelab.calibration.data._generated import document_text, editable, make_pair, plain, replace_span, row_random
+from judgelab.calibration.data._generated import document_text, edit_pairs, plain, replace_span
 from judgelab.calibration.data._rows import LabelledRow
 
 __all__ = ["number_pairs"]
@@ -178,12 +178,4 @@ def number_pairs(rows: Sequence[LabelledRow]) -> list[LabelledRow]:
         ``word``). Rows with no figure
         the document states, or no fresh value for it, make no pair.
     """
-    out: list[LabelledRow] = []
-    for row in rows:
-        if not editable(row):
-            continue
-        found = _edit(row, row_random(GENERATOR, row))
-        if found is not None:
-            edited, edit = found
-            out.extend(make_pair(row, GENERATOR, edited=edited, edit=edit))
-    return out
+    return edit_pairs(rows, GENERATOR, _edit)

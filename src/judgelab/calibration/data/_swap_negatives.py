@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from judgelab.calibration.data._generated import document_text, editable, make_pair, plain, replace_span, row_random
+from judgelab.calibration.data._generated import document_text, edit_pairs, plain, replace_span
 from judgelab.calibration.data._number_negatives import MONTHS
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.evaluators import content_words
@@ -125,12 +125,4 @@ def swap_pairs(rows: Sequence[LabelledRow]) -> list[LabelledRow]:
         ``to`` and ``edit`` (``entity`` or ``direction``). Rows with neither
         edit make no pair.
     """
-    out: list[LabelledRow] = []
-    for row in rows:
-        if not editable(row):
-            continue
-        found = _edit(row, row_random(GENERATOR, row))
-        if found is not None:
-            edited, edit = found
-            out.extend(make_pair(row, GENERATOR, edited=edited, edit=edit))
-    return out
+    return edit_pairs(rows, GENERATOR, _edit)
