@@ -11,7 +11,10 @@ from judgelab.errors import PARTIAL_RUN_EXIT, JudgelabError, PartialRunError
 
 
 class _StoppedJudge:
-    """A judge model that stopped answering: every call fails, as a remote judge that went away does."""
+    """A judge model that stopped answering: what it reads from the server fails, as a remote judge that went away
+    does; its spec is known without the server (a remote spec is the file the user wrote)."""
+
+    spec = None
 
     def __getattr__(self, name: str):
         raise JudgelabError(f"the judge stopped answering ({name})")
