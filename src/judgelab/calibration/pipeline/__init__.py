@@ -17,7 +17,6 @@ from judgelab.calibration.pipeline._deployment import (
 from judgelab.calibration.pipeline._suite import (
     CalibrationResult,
     calibrate,
-    score_and_analyze,
 )
 
 __all__ = [
@@ -28,5 +27,4 @@ __all__ = [
     "analyze_run",
     "calibrate",
     "deployment_for",
-    "score_and_analyze",
 ]

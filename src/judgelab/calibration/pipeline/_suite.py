@@ -30,7 +30,7 @@ from judgelab.evaluators import (
 )
 from judgelab.specs import DEFAULT_MODEL_ID
 
-__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "score_and_analyze"]
+__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,11 +105,13 @@ def calibrate(
     model_options: Mapping[str, object] | None = None,
     executor: Executor | None = None,
     options: CalibrationOptions | None = None,
+    report: bool = True,
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
-    Scores every row (resumably, into ``out/scores.jsonl``), then writes ``metrics.json``, ``report.md``,
-    ``report.html``, the fitted calibrator per task (``calibrator-TASK.json``), the policy and figures to ``out``.
+    Scores every row (resumably, into ``out/scores.jsonl``), analyses each task and fits its policy
+    (``policy.json``), then writes ``metrics.json``, ``report.md``, ``report.html``, the fitted
+    calibrator per task (``calibrator-TASK.json``) and the figures to ``out``.
 
     Parameters
     ----------
@@ -133,32 +135,13 @@ def calibrate(
     options
         A ``CalibrationOptions`` (thresholds, intervals, limit, figures...); None for the defaults. It is
         the only way to set them: ``calibrate(..., limit=24)`` raises ``TypeError``.
+    report
+        False stops before metrics.json and the report: ``CalibrationResult.write_report`` writes them
+        once, later, with sections of its caller's (``stress`` adds Robustness so).
 
     Returns
     -------
     CalibrationResult
-    """
-    result = score_and_analyze(model, set, out, task=task, evaluators=evaluators, model_options=model_options,
-                               executor=executor, options=options)
-    result.write_report()
-    return result
-
-
-def score_and_analyze(
-    model: ModelSource = DEFAULT_MODEL_ID,
-    set: str | Path | Sequence[LabelledRow] | None = None,  # noqa: A002 - the CLI's name
-    out: str | Path = "runs/calibrate",
-    *,
-    task: str | Sequence[str] | None = None,
-    evaluators: Mapping[str, Evaluator] | None = None,
-    model_options: Mapping[str, object] | None = None,
-    executor: Executor | None = None,
-    options: CalibrationOptions | None = None,
-) -> CalibrationResult:
-    """``calibrate`` up to its report: score (``scores.jsonl``), analyse and fit the policies (``policy.json``).
-
-    ``CalibrationResult.write_report`` then writes metrics.json and the report, once; ``stress`` adds its
-    Robustness section there. The parameters are ``calibrate``'s.
     """
     o = options_or_default(CalibrationOptions, options, "calibrate")
     o.check()
@@ -190,7 +173,10 @@ def score_and_analyze(
         meta.update(_corrections_meta(applied, by_task, notes))
     run = analyze_records(records, out, meta=meta, notes=notes, options=o)
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
-    return CalibrationResult(run.analyses, records, files, out, meta, run.deployments, o.figures)
+    result = CalibrationResult(run.analyses, records, files, out, meta, run.deployments, o.figures)
+    if report:
+        result.write_report()
+    return result
 
 
 def _rows_by_task(

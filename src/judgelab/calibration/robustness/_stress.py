@@ -38,7 +38,7 @@ from judgelab.calibration.data import LabelledRow, write_rows
 from judgelab.calibration.data import resolve_set, rows_by_task
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.pipeline import CalibrationOptions
-from judgelab.calibration.pipeline import CalibrationResult, score_and_analyze
+from judgelab.calibration.pipeline import CalibrationResult, calibrate
 from judgelab.calibration.robustness._attack_file import read_attacks_file
 from judgelab.calibration.robustness._attacks import Attack
 from judgelab.calibration.robustness._consistency import consistency_probes
@@ -190,7 +190,8 @@ def stress(
     out = Path(out)
     cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
     try:
-        cal = score_and_analyze(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration())
+        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration(),
+                        report=False)
         all_perturbed: list[LabelledRow] = []
         tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
         cfg.check_publishable()
