@@ -74,6 +74,18 @@ def add_allow_partial(p: argparse.ArgumentParser) -> None:
                    "and the same command resumes")
 
 
+def add_scoring_run_options(p: argparse.ArgumentParser, *, out: str, seed_help: str) -> None:
+    """The options of a command that scores a set with a local model and analyses it (calibrate, stress)."""
+    p.add_argument("--batch-size", type=positive_int, default=8, help="rows per evaluate_many call (default 8)")
+    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default 0)")
+    p.add_argument("--threads", type=positive_int, help="CPU threads for the model")
+    p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
+    p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=out, help=f"output folder (default {out}); reruns resume")
+
+
 def print_interval_warning(units: object, intervals: object = None, *, what: str = "intervals") -> None:
     """Print the analysis's warning (``interval_warning``) when intervals over ``units`` cannot vary."""
     from judgelab.calibration import interval_warning

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from judgelab.specs import DEFAULT_MODEL_ID
 
 from judgelab.cli._executor_options import add_executor_arguments, executor_from_args, print_executor_report
-from judgelab.cli._options import add_allow_partial, open_unit, positive_int, threshold_strategy
+from judgelab.cli._options import add_allow_partial, add_scoring_run_options, open_unit, positive_int, threshold_strategy
 from judgelab.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -46,14 +46,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--corrections", metavar="FILE",
                    help="a corrections.jsonl (written by 'judgelab view' beside the set): apply its label corrections "
                    "to the set's rows (the set file is not changed); metrics.json records how many and the file's sha256")
-    p.add_argument("--batch-size", type=positive_int, default=8, help="rows per evaluate_many call (default 8)")
-    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed for folds and bootstrap (default 0)")
-    p.add_argument("--threads", type=positive_int, help="CPU threads for the model")
-    p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
-    p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--out", default="runs/calibrate", help="output folder (default runs/calibrate); reruns resume")
+    add_scoring_run_options(p, out="runs/calibrate", seed_help="random seed for folds and bootstrap")
     add_allow_partial(p)
     from judgelab.cli.stress import add_stress_options
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from judgelab.cli._options import add_allow_partial, print_interval_warning
+from judgelab.cli._options import add_allow_partial, add_scoring_run_options, print_interval_warning
 from judgelab.specs import DEFAULT_MODEL_ID
 
 
@@ -42,14 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="as for calibrate")
     p.add_argument("--limit", type=int, help="stress at most this many rows per task: whole units spread over the "
                    "set, both labels, seeded by --seed (as for calibrate)")
-    p.add_argument("--batch-size", type=int, default=8, help="rows per evaluate_many call (default 8)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the perturbations, folds and bootstrap (default 0)")
-    p.add_argument("--threads", type=int, help="CPU threads for the model")
-    p.add_argument("--backend", default="llama_cpp", help="llama_cpp (default) or transformers")
-    p.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--out", default="runs/stress", help="output folder (default runs/stress); reruns resume")
+    add_scoring_run_options(p, out="runs/stress", seed_help="seed of the perturbations, folds and bootstrap")
     add_stress_options(p)
     add_allow_partial(p)
     p.set_defaults(func=run)
