@@ -114,8 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.loadavg_before = os.getloadavg()
     sys.path.insert(0, str(REPO / "src"))
-    from judgelab.calibration import Exclusion, OverlapIndex, partial_pairs, resolve_set
-    from judgelab.calibration import GENERATORS
+    from judgelab.calibration import GENERATORS, Exclusion, OverlapIndex, partial_pairs, resolve_set
 
     index = OverlapIndex(resolve_set(str(args.exclude))[0])
     results: dict = {}

@@ -26,6 +26,7 @@ def main() -> int:
     args = p.parse_args()
     sys.path[:0] = [str(REPO / "src"), str(REPO / "benchmarks")]
     import train_default_judge as default
+
     from judgelab.calibration import write_rows
     from judgelab.tuning import heldout_split
 

@@ -43,18 +43,13 @@ sys.path.insert(0, str(REPO / "src"))
 # the Ray workers this script starts import the same checkout
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH", "")) if p)
 
-from judgelab.calibration import (  # noqa: E402
-    EvaluatorFactory,
-    LabelledRow,
-    LocalExecutor,
-    RayExecutor,
-    run,
-)
+from judgelab.calibration import EvaluatorFactory, LabelledRow, LocalExecutor, RayExecutor, run  # noqa: E402
 from judgelab.evaluators import EvaluationResponse  # noqa: E402
 
 # the documents of benchmarks/backends.py, with its first four claims
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from backends import CLAIMS as _BACKEND_CLAIMS, DOCS  # noqa: E402
+from backends import CLAIMS as _BACKEND_CLAIMS  # noqa: E402
+from backends import DOCS  # noqa: E402
 
 CLAIMS = _BACKEND_CLAIMS[:4]
 

@@ -7,14 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from judgelab.calibration import (
-    IsotonicCalibrator,
-    NotFittedError,
-    PlattCalibrator,
-    TemperatureScaling,
-    expected_calibration_error,
-    load_calibrator,
-)
+from judgelab.calibration import IsotonicCalibrator, NotFittedError, PlattCalibrator, TemperatureScaling, expected_calibration_error, load_calibrator
 from judgelab.errors import DataError
 
 

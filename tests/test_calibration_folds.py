@@ -8,14 +8,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
 
-from judgelab.calibration import (
-    LabelledRow,
-    analyze,
-    import_halueval_qa,
-    read_scores,
-    run,
-)
-from judgelab.calibration import ScoreRecord
+from judgelab.calibration import LabelledRow, ScoreRecord, analyze, import_halueval_qa, read_scores, run
 from judgelab.calibration.analysis import split_plan, unit_folds
 
 

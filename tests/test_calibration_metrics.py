@@ -10,13 +10,7 @@ import pytest
 from sklearn import metrics as skm
 from sklearn.calibration import calibration_curve
 
-from judgelab.calibration import (
-    DegenerateMetricWarning,
-    binary_metrics,
-    bootstrap_interval,
-    calibration_bins,
-    expected_calibration_error,
-)
+from judgelab.calibration import DegenerateMetricWarning, binary_metrics, bootstrap_interval, calibration_bins, expected_calibration_error
 from judgelab.calibration.analysis import fast_binary_metrics
 from judgelab.errors import JudgelabError
 

@@ -7,11 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from judgelab.errors import DataError
-
 from judgelab.calibration import (
     CalibrationOptions,
     LabelledRow,
+    ScoreRecord,
     analyze,
     calibrate,
     compare_runs,
@@ -20,7 +19,7 @@ from judgelab.calibration import (
     run,
     write_rows,
 )
-from judgelab.calibration import ScoreRecord
+from judgelab.errors import DataError
 
 
 def _set(n=160, seed=0, split=True, gens=False, strength=0.3):
@@ -134,7 +133,6 @@ def test_criteria_thresholds_per_criterion(tmp_path):
 
 def test_cli_calibrate_and_compare_on_saved_scores(tmp_path, capsys, scripted_evaluator):
     from judgelab.cli import main
-
     from judgelab.evaluators import FactCheckingEvaluator
 
     class AsDefaultFactCheck(scripted_evaluator):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judgelab.calibration import abstain_band, choose_threshold, parse_strategy
-from judgelab.calibration import threshold_curve
+from judgelab.calibration import abstain_band, choose_threshold, parse_strategy, threshold_curve
 from judgelab.errors import JudgelabError
 
 

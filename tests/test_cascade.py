@@ -25,14 +25,7 @@ from judgelab.calibration import (
 )
 from judgelab.cli import main
 from judgelab.errors import DataError, ParameterError, PolicyMismatchError
-from judgelab.evaluators import (
-    Cascade,
-    CascadeBand,
-    EvaluationRequest,
-    EvaluationResponse,
-    EvaluatorIdentity,
-    build_evaluator,
-)
+from judgelab.evaluators import Cascade, CascadeBand, EvaluationRequest, EvaluationResponse, EvaluatorIdentity, build_evaluator
 
 
 class Scripted:

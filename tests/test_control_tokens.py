@@ -16,12 +16,7 @@ import pytest
 
 from judgelab.engine import BackendJudgeModel, Prompt
 from judgelab.engine._special import Control, fragments
-from judgelab.evaluators import (
-    EvaluationRequest,
-    FactCheckingEvaluator,
-    RelevancyEvaluator,
-    RubricEvaluator,
-)
+from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator, RelevancyEvaluator, RubricEvaluator
 from judgelab.questions import Choice, Noul, Score, ask_all, prepare
 
 STARTER = Path(__file__).resolve().parents[1] / "calibration" / "starter.jsonl"

@@ -23,7 +23,6 @@ from judgelab.evaluators import (
 )
 from judgelab.questions import Choice, Noul, Score
 
-
 PLAUSIBLE = Noul("Is `assistant_answer` physically plausible?", when_false="Contains an impossible value")
 RELEVANT = Noul("Does `assistant_answer` address `user_question`?")
 WEATHER = EvaluationRequest("What is the weather in Paris?", response_content="It is -400 degrees.")

@@ -9,14 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgelab.evaluators import (
-    CriteriaEvaluator,
-    CriteriaJudge,
-    EvaluationRequest,
-    Outcome,
-    RubricEvaluator,
-    SelfRefine,
-)
+from judgelab.evaluators import CriteriaEvaluator, CriteriaJudge, EvaluationRequest, Outcome, RubricEvaluator, SelfRefine
 from judgelab.questions import Choice, ChoiceAnswer, Noul, NoulAnswer, Score, ScoreAnswer, ask, ask_all, prepare
 
 STATE = {

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from judgelab.evaluators import (
-    Document,
-    EvaluationRequest,
-    EvaluationResponse,
-    Evaluator,
-    FactCheckingEvaluator,
-    RelevancyEvaluator,
-    evaluate_many,
-)
-from judgelab.evaluators._chunking import chunk_text, split_sentences
 from judgelab.errors import TemplateError
+from judgelab.evaluators import Document, EvaluationRequest, EvaluationResponse, Evaluator, FactCheckingEvaluator, RelevancyEvaluator, evaluate_many
+from judgelab.evaluators._chunking import chunk_text, split_sentences
 
 DOC = "The Eiffel Tower was completed in 1889. It is 330 metres tall."
 

@@ -10,15 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.calibration import (
-    EvaluatorFactory,
-    LabelledRow,
-    LocalExecutor,
-    RayExecutor,
-    plan_blocks,
-    read_scores,
-    run,
-)
+from judgelab.calibration import EvaluatorFactory, LabelledRow, LocalExecutor, RayExecutor, plan_blocks, read_scores, run
 from judgelab.errors import JudgelabError
 from judgelab.specs import DEFAULT_MODEL_ID
 

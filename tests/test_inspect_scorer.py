@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from inspect_ai import Task, eval as inspect_eval
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 
 from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator

@@ -8,16 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.calibration import (
-    Exclusion,
-    LabelledRow,
-    OverlapIndex,
-    OverlapOptions,
-    deletion_pairs,
-    overlap_report,
-    resolve_set,
-    write_rows,
-)
+from judgelab.calibration import Exclusion, LabelledRow, OverlapIndex, OverlapOptions, deletion_pairs, overlap_report, resolve_set, write_rows
 from judgelab.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

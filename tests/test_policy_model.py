@@ -31,16 +31,7 @@ from judgelab.calibration import (
 )
 from judgelab.calibration.policy import fit_arrays, policy_decisions
 from judgelab.errors import DataError, ParameterError, PolicyMismatchError
-from judgelab.evaluators import (
-    Band,
-    Cascade,
-    CascadeBand,
-    CascadePolicy,
-    EvaluationRequest,
-    EvaluationResponse,
-    EvaluatorIdentity,
-    cascade_decisions,
-)
+from judgelab.evaluators import Band, Cascade, CascadeBand, CascadePolicy, EvaluationRequest, EvaluationResponse, EvaluatorIdentity, cascade_decisions
 
 OLD = Path(__file__).resolve().parent / "data" / "policy-0e34c20"
 

@@ -19,17 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from judgelab.calibration import (  # noqa: E402
-    CalibrationOptions,
-    EvaluatorFactory,
-    LabelledRow,
-    RayExecutor,
-    calibrate,
-    load_rows,
-    read_scores,
-    run,
-    write_rows,
-)
+from judgelab.calibration import CalibrationOptions, EvaluatorFactory, LabelledRow, RayExecutor, calibrate, load_rows, read_scores, run, write_rows  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

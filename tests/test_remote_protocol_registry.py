@@ -14,16 +14,9 @@ import pytest
 from judgelab.engine import load_model
 from judgelab.errors import RemoteError, SpecError
 from judgelab.server import ServerConfig, ServerThread, create_app
-from judgelab.specs import (
-    REMOTE_SCHEMES,
-    RemoteAnswer,
-    RemoteProtocol,
-    load_spec,
-    register_remote_protocol,
-    remote_protocol,
-    remote_protocols,
-)
+from judgelab.specs import REMOTE_SCHEMES, RemoteAnswer, RemoteProtocol, load_spec, register_remote_protocol, remote_protocol, remote_protocols
 from judgelab.wire import ask_systemone
+
 
 @register_remote_protocol
 class SystemOne(RemoteProtocol):

@@ -29,9 +29,9 @@ from judgelab.calibration.report import (
     Paragraph,
     Report,
     Section,
+    calibration_report,
     render_html,
     render_markdown,
-    calibration_report,
     table_section,
     write_report,
 )

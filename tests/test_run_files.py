@@ -17,17 +17,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from judgelab.calibration import (
-    METRICS_VERSION,
-    MetricsFile,
-    RunMeta,
-    TaskMetrics,
-    analyze,
-    load_policy,
-    read_metrics,
-    read_scores,
-    write_metrics,
-)
+from judgelab.calibration import METRICS_VERSION, MetricsFile, RunMeta, TaskMetrics, analyze, load_policy, read_metrics, read_scores, write_metrics
 from judgelab.calibration.data import IntervalRecord
 from judgelab.cli import main
 from judgelab.errors import DataError

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgelab.calibration import (
-    Exclusion,
-    LabelledRow,
-    OverlapIndex,
-    deletion_pairs,
-    resolve_set,
-    sentence_rows,
-    write_rows,
-)
+from judgelab.calibration import Exclusion, LabelledRow, OverlapIndex, deletion_pairs, resolve_set, sentence_rows, write_rows
 from judgelab.evaluators import build_evaluator, evaluator_config, plan_checks
 
 SENTENCES = [

@@ -16,16 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.calibration import (
-    BUILTIN_ATTACKS,
-    Attack,
-    LabelledRow,
-    StressOptions,
-    read_attacks_file,
-    resolve_attacks,
-    stress,
-    write_rows,
-)
+from judgelab.calibration import BUILTIN_ATTACKS, Attack, LabelledRow, StressOptions, read_attacks_file, resolve_attacks, stress, write_rows
 from judgelab.cli import main
 from judgelab.engine import Judgment
 from judgelab.errors import DataError

@@ -23,11 +23,7 @@ pytest.importorskip("torch", reason="needs the transformers extra: pip install '
 from judgelab.engine import TransformersConfig, load_model  # noqa: E402
 from judgelab.engine._hf_cache import MARKER, cache_root, gguf_sha256  # noqa: E402
 from judgelab.errors import JudgelabError  # noqa: E402
-from judgelab.evaluators import (  # noqa: E402
-    EvaluationRequest,
-    FactCheckingEvaluator,
-    RelevancyEvaluator,
-)
+from judgelab.evaluators import EvaluationRequest, FactCheckingEvaluator, RelevancyEvaluator  # noqa: E402
 from judgelab.specs import load_spec  # noqa: E402
 from judgelab.weights import resolve_weights  # noqa: E402
 

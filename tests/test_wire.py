@@ -27,7 +27,6 @@ from judgelab.wire import (
     template_hash_of,
 )
 
-
 QUESTION = TypeAdapter(DecisionQuestion)
 
 

@@ -10,7 +10,8 @@ server on 127.0.0.1. ``model_graded_fact`` asks for ``GRADE: C`` or
 
 from __future__ import annotations
 
-from inspect_ai import Task, eval as inspect_eval
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import model_graded_fact, model_graded_qa

@@ -14,7 +14,6 @@ import time
 import httpx
 import pytest
 
-
 CLAIM = "The sky is green."
 
 

@@ -11,7 +11,6 @@ import zlib
 import httpx
 import pytest
 
-
 MiB = 1024 * 1024
 
 

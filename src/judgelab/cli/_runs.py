@@ -169,8 +169,8 @@ def _score_input(inp: Input, *, model: str | None, out: Path, threads: int | Non
     if inp.rows is None:  # read_input sets records or rows
         raise DataError(f"{inp.spec} holds neither scores nor rows.")
     from judgelab.engine import load_model
-    from judgelab.evaluators import build_evaluator, default_evaluator_name
     from judgelab.errors import JudgelabError
+    from judgelab.evaluators import build_evaluator, default_evaluator_name
 
     try:
         default_evaluator_name(inp.task)

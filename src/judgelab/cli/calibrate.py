@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from judgelab.specs import DEFAULT_MODEL_ID
-
 from judgelab.cli._executor_options import add_executor_arguments, executor_from_args, print_executor_report
 from judgelab.cli._options import add_allow_partial, add_scoring_run_options, open_unit, positive_int, threshold_strategy
 from judgelab.errors import ParameterError
+from judgelab.specs import DEFAULT_MODEL_ID
 
 if TYPE_CHECKING:
     from judgelab.calibration import LazyModel

@@ -79,8 +79,15 @@ def _load(runs: Sequence[str], task: str | None) -> tuple[list[list[ScoreRecord]
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    from judgelab.calibration import (CascadeFitOptions, aligned_stages, check_publishable, fit_cascade, heldout_cascade,
-                                      run_completeness, write_cascade_report)
+    from judgelab.calibration import (
+        CascadeFitOptions,
+        aligned_stages,
+        check_publishable,
+        fit_cascade,
+        heldout_cascade,
+        run_completeness,
+        write_cascade_report,
+    )
 
     if not args.runs:
         raise ParameterError("judgelab cascade fit needs at least one run (one per stage).")

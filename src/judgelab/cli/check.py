@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from judgelab.cli._options import probability
-from judgelab.textfiles import read_text
 from judgelab.specs import DEFAULT_MODEL_ID
+from judgelab.textfiles import read_text
 
 EXAMPLE_DOCUMENT = (
     "The Eiffel Tower was completed in 1889 for the World's Fair in Paris. "

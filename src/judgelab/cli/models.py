@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-
 import sys
 
 from judgelab.specs import DEFAULT_MODEL_ID, WeightSource, load_spec, scan_specs

@@ -82,7 +82,6 @@ def run_validate(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from judgelab.calibration import load_rows
-
     from judgelab.errors import DataError
 
     ls = load_rows(args.path, skip_invalid=args.skip_invalid)
@@ -122,9 +121,7 @@ def run_overlap(args: argparse.Namespace) -> int:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from judgelab.calibration import LabelledRow
-
-    from judgelab.calibration import OverlapOptions, overlap_report, resolve_set
+    from judgelab.calibration import LabelledRow, OverlapOptions, overlap_report, resolve_set
 
     options = OverlapOptions(min_sentence_chars=args.min_sentence_chars, min_claim_chars=args.min_claim_chars,
                              near_duplicate=args.near_duplicate)

@@ -10,10 +10,10 @@ backend uses to ask judges served elsewhere).
 
 from judgelab.engine._backend import Backend, BackendFacts
 from judgelab.engine._info import ModelInfo
+from judgelab.engine._judge_model import JudgeModel
 from judgelab.engine._label_head import gguf_metadata
 from judgelab.engine._labels import ResolvedLabels, default_variants
 from judgelab.engine._lazy import LazyModel, ModelSource, spec_is_final
-from judgelab.engine._judge_model import JudgeModel
 from judgelab.engine._llama_config import LlamaCppConfig
 from judgelab.engine._loading import BACKENDS, adapter_file, load_model
 from judgelab.engine._model import BackendJudgeModel, Judgment

@@ -42,14 +42,12 @@ import numpy as np
 
 from judgelab.engine._backend import BackendFacts
 from judgelab.engine._label_head import LabelHead, load_label_head
-from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_config import LlamaCppConfig, context_params, gpu_settings
+from judgelab.engine._llama_hidden import HiddenCapture
 from judgelab.engine._llama_logs import route_llama_logs
 from judgelab.engine._llama_parking import Parking
 from judgelab.engine._llama_pieces import DecodePiece, decode_steps
-from judgelab.engine._schedule import (
-    chunk_bounds, common_prefix, last_bound, plan_batches, segments, shared_base,
-)
+from judgelab.engine._schedule import chunk_bounds, common_prefix, last_bound, plan_batches, segments, shared_base
 from judgelab.engine._special import Control, TemplateSplitter, fragments, split_at_controls
 from judgelab.errors import BackendUnavailableError, JudgelabError
 

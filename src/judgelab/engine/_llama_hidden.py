@@ -18,8 +18,8 @@ output layer once per model.
 from __future__ import annotations
 
 import ctypes
-from types import ModuleType
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 

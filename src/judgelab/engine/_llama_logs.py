@@ -12,10 +12,10 @@ to stderr, as llama.cpp does by itself.
 from __future__ import annotations
 
 import ctypes
-from types import ModuleType
 import logging
 import sys
 import threading
+from types import ModuleType
 
 __all__ = ["route_llama_logs"]
 

@@ -1,61 +1,13 @@
 """Spring AI's evaluation SPI and judgelab's evaluators."""
 
-from judgelab.evaluators._spi import (
-    BaseEvaluator,
-    Document,
-    EvaluationRequest,
-    EvaluationResponse,
-    Evaluator,
-    evaluate_many,
-)
 from judgelab.evaluators._chunking import chunk_text, split_sentences
-from judgelab.evaluators._evidence import content_words, evidence_windows
+from judgelab.evaluators._criterion_types import CheckCriterion, ChoiceCriterion, Criterion, NoulCriterion, ScoreCriterion
 from judgelab.evaluators._decompose import DecompositionPlan, SentenceCheck, plan_checks
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
-from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
-from judgelab.evaluators._criterion_types import (
-    CheckCriterion,
-    ChoiceCriterion,
-    Criterion,
-    NoulCriterion,
-    ScoreCriterion,
-)
-from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
-from judgelab.evaluators._verdict import Finding, Outcome, Verdict
-from judgelab.evaluators._yesno import DecisionPolicy, ScoreCalibrator, YesNoEvaluator
-from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
-from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
-from judgelab.evaluators._registry import (
-    EvaluatorName,
-    RegisteredEvaluator,
-    build_evaluator,
-    default_evaluator_name,
-    evaluator_config,
-    evaluator_names,
-    evaluator_tasks,
-    register_evaluator,
-    registered_as,
-    registered_evaluator,
-)
-from judgelab.evaluators._template_config import TemplateConfig
+from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
+from judgelab.evaluators._evidence import content_words, evidence_windows
 from judgelab.evaluators._fence import FENCED_FACT_CHECK_TEMPLATE, FENCED_RELEVANCY_TEMPLATE, fenced
-from judgelab.evaluators.fact_checking import (
-    BESPOKE_FACT_CHECK_TEMPLATE,
-    DEFAULT_FACT_CHECK_TEMPLATE,
-    MINICHECK_SYSTEM_PROMPT,
-    FactCheckingEvaluator,
-)
-from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
-from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
-from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
-from judgelab.evaluators._policy_figures import (
-    FitFigures,
-    HeldoutCascade,
-    HeldoutFigures,
-    HeldoutPolicy,
-    IntervalRecord,
-    Num,
-)
+from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
 from judgelab.evaluators._policy import (
     CASCADE_METHOD,
     LTT_CITATION,
@@ -72,9 +24,32 @@ from judgelab.evaluators._policy import (
     load_policy,
     one_stage_name,
 )
+from judgelab.evaluators._policy_figures import FitFigures, HeldoutCascade, HeldoutFigures, HeldoutPolicy, IntervalRecord, Num
+from judgelab.evaluators._registry import (
+    EvaluatorName,
+    RegisteredEvaluator,
+    build_evaluator,
+    default_evaluator_name,
+    evaluator_config,
+    evaluator_names,
+    evaluator_tasks,
+    register_evaluator,
+    registered_as,
+    registered_evaluator,
+)
+from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricItem
+from judgelab.evaluators._spi import BaseEvaluator, Document, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many
+from judgelab.evaluators._template_config import TemplateConfig
+from judgelab.evaluators._verdict import Finding, Outcome, Verdict
+from judgelab.evaluators._yesno import DecisionPolicy, ScoreCalibrator, YesNoEvaluator
 from judgelab.evaluators.cascade import Cascade, CascadeBand
+from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
+from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
+from judgelab.evaluators.fact_checking import BESPOKE_FACT_CHECK_TEMPLATE, DEFAULT_FACT_CHECK_TEMPLATE, MINICHECK_SYSTEM_PROMPT, FactCheckingEvaluator
 from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
-from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
+from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
+from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
+from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
 
 __all__ = [
     "FitFigures",

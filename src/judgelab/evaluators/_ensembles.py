@@ -11,8 +11,8 @@ from typing import Any
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import ParameterError
-from judgelab.evaluators._registry import build_evaluator, evaluator_names, register_evaluator
 from judgelab.evaluators._policy import Policy, load_cascade
+from judgelab.evaluators._registry import build_evaluator, evaluator_names, register_evaluator
 from judgelab.evaluators.cascade import Cascade
 from judgelab.evaluators.jury import Combine, Jury
 

@@ -19,8 +19,8 @@ one validated reader, ``load_policy`` or ``load_cascade``, whose
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import numpy as np

@@ -20,10 +20,10 @@ import numpy as np
 from judgelab.engine import JudgeModel
 from judgelab.errors import ContextLengthError, ParameterError, ParameterTypeError, TemplateError, check_parameter
 from judgelab.evaluators._chunking import chunk_text
-from judgelab.evaluators._identity import EvaluatorIdentity
-from judgelab.evaluators._template_config import DecisionPolicy, ScoreCalibrator, TemplateConfig
 from judgelab.evaluators._detail import JudgmentDetail
+from judgelab.evaluators._identity import EvaluatorIdentity
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
+from judgelab.evaluators._template_config import DecisionPolicy, ScoreCalibrator, TemplateConfig
 from judgelab.questions import NoulAnswer, PromptAnswer, ask_prompts
 
 __all__ = ["DecisionPolicy", "ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from judgelab.errors import ParameterError, PolicyMismatchError
-from judgelab.evaluators._policy import Band, JudgeIdentity, Policy
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
+from judgelab.evaluators._policy import Band, JudgeIdentity, Policy
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many
 
 __all__ = ["Cascade", "CascadeBand", "stage_name", "stage_template_hash"]

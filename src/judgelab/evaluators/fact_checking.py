@@ -8,10 +8,10 @@ from typing import Any
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import check_parameter
-from judgelab.evaluators._registry import EvaluatorName, registered_as
-from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._decompose import DecompositionPlan, combine_checks, plan_checks
+from judgelab.evaluators._registry import EvaluatorName, registered_as
 from judgelab.evaluators._spi import EvaluationRequest, EvaluationResponse
+from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
 from judgelab.questions import ask_prompts
 from judgelab.specs import ModelSpec

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from judgelab.errors import ParameterError, ParameterTypeError
-from judgelab.evaluators._spi import Document, EvaluationRequest, documents_of, EvaluationResponse, Evaluator
+from judgelab.evaluators._spi import Document, EvaluationRequest, EvaluationResponse, Evaluator, documents_of
 
 __all__ = ["Attempt", "RefineResult", "SelfRefine"]
 

@@ -14,29 +14,9 @@ its fields by name in backticks. Three question types:
 the engine's work between questions over the same state.
 """
 
-from judgelab.questions._ask import (
-    PreparedQuestion,
-    PromptAnswer,
-    QuestionModel,
-    ask,
-    ask_all,
-    ask_prompts,
-    expected_level,
-    prepare,
-)
+from judgelab.questions._ask import PreparedQuestion, PromptAnswer, QuestionModel, ask, ask_all, ask_prompts, expected_level, prepare
 from judgelab.questions._render import check_state, render_question, render_state
-from judgelab.questions._types import (
-    MAX_CHOICE_OPTIONS,
-    MAX_LEVELS,
-    Answer,
-    Choice,
-    ChoiceAnswer,
-    Noul,
-    NoulAnswer,
-    Question,
-    Score,
-    ScoreAnswer,
-)
+from judgelab.questions._types import MAX_CHOICE_OPTIONS, MAX_LEVELS, Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer
 
 __all__ = [
     "MAX_CHOICE_OPTIONS",

@@ -22,22 +22,8 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from judgelab.engine import Judgment
 from judgelab.errors import JudgelabError, LabelError, QuestionError
-from judgelab.questions._render import (
-    check_state,
-    choice_reads_letters,
-    choice_tokens,
-    render_user_turn,
-)
-from judgelab.questions._types import (
-    Answer,
-    Choice,
-    ChoiceAnswer,
-    Noul,
-    NoulAnswer,
-    Question,
-    Score,
-    ScoreAnswer,
-)
+from judgelab.questions._render import check_state, choice_reads_letters, choice_tokens, render_user_turn
+from judgelab.questions._types import Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer
 
 __all__ = [
     "QuestionModel",

@@ -15,14 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
-from judgelab.evaluators import (
-    Document,
-    EvaluationRequest,
-    Evaluator,
-    build_evaluator,
-    evaluate_many,
-    evaluator_names,
-)
+from judgelab.evaluators import Document, EvaluationRequest, Evaluator, build_evaluator, evaluate_many, evaluator_names
 from judgelab.server._batching import BatcherClosedError
 from judgelab.server._errors import APIError, from_judgelab_error
 from judgelab.server._http import parse_body

@@ -8,7 +8,6 @@ import re
 from typing import TypeVar
 
 import numpy as np
-
 from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ValidationError

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
+
 from fastapi import Request
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders

@@ -15,8 +15,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from judgelab.engine import JudgeModel
-from judgelab.server._evaluate import ServedEvaluatorBuilder
 from judgelab.evaluators import Evaluator
+from judgelab.server._evaluate import ServedEvaluatorBuilder
 from judgelab.wire import BoundPolicy, apply_policy, bind_policy, policy_summary, registered_template_hashes, template_hash_of
 
 if TYPE_CHECKING:

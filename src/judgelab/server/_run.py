@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+
 import uvicorn
 from fastapi import FastAPI
 from starlette.applications import Starlette

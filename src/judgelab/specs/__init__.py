@@ -14,10 +14,10 @@ also accepted wherever an id is.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import tomllib
-import logging
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources

@@ -18,16 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgelab.errors import RemoteError
-from judgelab.specs._remote_protocol import (
-    RemoteSettings,
-    JsonObject,
-    Messages,
-    RemoteAnswer,
-    RemoteCall,
-    RemoteProtocol,
-    register_remote_protocol,
-)
-
+from judgelab.specs._remote_protocol import JsonObject, Messages, RemoteAnswer, RemoteCall, RemoteProtocol, RemoteSettings, register_remote_protocol
 
 __all__ = ["Decisions", "OllamaChat", "OpenAIChat", "OpenAICompletions", "YES_NO"]
 

@@ -15,11 +15,12 @@ from judgelab.tuning._evaluate import evaluate_heldout
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
 from judgelab.tuning._lora import LabelReader, attach_lora
-from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE
-from judgelab.weights import sha256_file
-from judgelab.tuning._report import tuning_report, write_report as write_tuning_report
+from judgelab.tuning._report import tuning_report
+from judgelab.tuning._report import write_report as write_tuning_report
+from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._train import TuneResult, tune
+from judgelab.weights import sha256_file
 
 __all__ = [
     "DEFAULT_TARGET_MODULES",

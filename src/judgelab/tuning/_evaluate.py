@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration import LabelledRow, binary_metrics
-from judgelab.errors import PartialRunError
 from judgelab.engine import JudgeModel
+from judgelab.errors import PartialRunError
 from judgelab.evaluators import EvaluationResponse, Evaluator, build_evaluator, evaluate_many
 
 __all__ = ["evaluate_heldout", "pick_heldout"]

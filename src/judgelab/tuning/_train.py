@@ -23,8 +23,9 @@ from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
 
 if TYPE_CHECKING:
     import torch
-    from judgelab.calibration import LabelledRow
     from tqdm import tqdm
+
+    from judgelab.calibration import LabelledRow
 
 __all__ = ["TuneResult", "tune"]
 

@@ -49,13 +49,7 @@ from judgelab.wire._policy import (
     registered_template_hashes,
     template_hash_of,
 )
-from judgelab.wire._systemone import (
-    SystemOneNoulCriteria,
-    SystemOneQuestion,
-    ask_systemone,
-    systemone_answer,
-    systemone_question,
-)
+from judgelab.wire._systemone import SystemOneNoulCriteria, SystemOneQuestion, ask_systemone, systemone_answer, systemone_question
 
 __all__ = [
     "MAX_CHOICES", "MAX_QUESTIONS", "STATE_FIELD", "SYSTEM_ROLES", "BoundPolicy", "DecisionChoiceOption",

@@ -23,13 +23,7 @@ from collections.abc import Sequence
 from judgelab import questions as q
 from judgelab.errors import ContextLengthError, JudgelabError
 from judgelab.wire._conversation import content_text, one_turn
-from judgelab.wire._decision_models import (
-    MAX_CHOICES,
-    DecisionChoiceQuestion,
-    DecisionPredicate,
-    DecisionQuestion,
-    DecisionScoreQuestion,
-)
+from judgelab.wire._decision_models import MAX_CHOICES, DecisionChoiceQuestion, DecisionPredicate, DecisionQuestion, DecisionScoreQuestion
 from judgelab.wire._errors import WireError
 
 __all__ = [

@@ -4,12 +4,6 @@ self-preference, run comparison and per-criterion thresholds.
 Imports only ``data`` and ``scoring``.
 """
 
-from judgelab.calibration.analysis._analysis import (
-    Analysis,
-    PlotArrays,
-    analyze,
-    stated_warnings,
-)
 from judgelab.calibration.analysis._agreement import (
     Agreement,
     LengthBias,
@@ -21,6 +15,7 @@ from judgelab.calibration.analysis._agreement import (
     true_negative_rate,
     true_positive_rate,
 )
+from judgelab.calibration.analysis._analysis import Analysis, PlotArrays, analyze, stated_warnings
 from judgelab.calibration.analysis._bootstrap import (
     Interval,
     Resampling,
@@ -30,12 +25,7 @@ from judgelab.calibration.analysis._bootstrap import (
     shared_units,
     unpaired_difference,
 )
-from judgelab.calibration.analysis._calibrator_choice import (
-    CalibratorChoice,
-    check_calibrator_name,
-    choose_calibrator,
-    cross_validated_ece,
-)
+from judgelab.calibration.analysis._calibrator_choice import CalibratorChoice, check_calibrator_name, choose_calibrator, cross_validated_ece
 from judgelab.calibration.analysis._calibrators import (
     CALIBRATORS,
     Calibrator,
@@ -46,59 +36,24 @@ from judgelab.calibration.analysis._calibrators import (
     load_calibrator,
     make_calibrator,
 )
-from judgelab.calibration.analysis._honesty import (
-    MIN_INTERVAL_UNITS,
-    RunCompleteness,
-    check_publishable,
-    interval_warning,
-    run_completeness,
-)
-from judgelab.calibration.analysis._shortcuts import ShortcutReport, shortcut_baselines
-from judgelab.calibration.analysis._compare import (
-    Comparison,
-    compare_runs,
-    mcnemar_test,
-)
-from judgelab.calibration.analysis._criteria_thresholds import (
-    criteria_thresholds,
-    write_criteria_thresholds,
-)
+from judgelab.calibration.analysis._compare import Comparison, compare_runs, mcnemar_test
+from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds, write_criteria_thresholds
+from judgelab.calibration.analysis._honesty import MIN_INTERVAL_UNITS, RunCompleteness, check_publishable, interval_warning, run_completeness
 from judgelab.calibration.analysis._metrics import (
-    DegenerateMetricWarning,
     METRICS,
     THRESHOLD_METRICS,
+    DegenerateMetricWarning,
     binary_metrics,
     calibration_bins,
     expected_calibration_error,
     fast_binary_metrics,
 )
+from judgelab.calibration.analysis._pairing import PairResampling, pair_groups, pair_units, unit_bootstrap
 from judgelab.calibration.analysis._rater_agreement import fleiss_kappa
-from judgelab.calibration.analysis._pairing import (
-    PairResampling,
-    pair_groups,
-    pair_units,
-    unit_bootstrap,
-)
-from judgelab.calibration.analysis._selfpref import (
-    GeneratorStats,
-    SelfPreference,
-    is_self_generator,
-    self_preference,
-)
-from judgelab.calibration.analysis._splits import (
-    SplitPlan,
-    group_folds,
-    split_plan,
-    unit_folds,
-)
-from judgelab.calibration.analysis._thresholds import (
-    AbstainBand,
-    ThresholdStrategy,
-    abstain_band,
-    choose_threshold,
-    parse_strategy,
-    threshold_curve,
-)
+from judgelab.calibration.analysis._selfpref import GeneratorStats, SelfPreference, is_self_generator, self_preference
+from judgelab.calibration.analysis._shortcuts import ShortcutReport, shortcut_baselines
+from judgelab.calibration.analysis._splits import SplitPlan, group_folds, split_plan, unit_folds
+from judgelab.calibration.analysis._thresholds import AbstainBand, ThresholdStrategy, abstain_band, choose_threshold, parse_strategy, threshold_curve
 
 __all__ = [
     "MIN_INTERVAL_UNITS",

@@ -15,23 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.calibration.analysis._agreement import (
-    AGREEMENT_ROWS,
-    agreement,
-    records_length_bias,
-)
+from judgelab.calibration.analysis._agreement import AGREEMENT_ROWS, agreement, records_length_bias
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
 from judgelab.calibration.analysis._calibrator_choice import check_calibrator_name, choose_calibrator
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
 from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds
 from judgelab.calibration.analysis._headline import chance_note, headline
 from judgelab.calibration.analysis._honesty import interval_warning
-from judgelab.calibration.analysis._metrics import (
-    THRESHOLD_METRICS,
-    DegenerateMetricWarning,
-    binary_metrics,
-    fast_binary_metrics,
-)
+from judgelab.calibration.analysis._metrics import THRESHOLD_METRICS, DegenerateMetricWarning, binary_metrics, fast_binary_metrics
+from judgelab.calibration.analysis._selfpref import self_preference
+from judgelab.calibration.analysis._splits import SplitPlan, split_plan, unit_folds
+from judgelab.calibration.analysis._thresholds import AbstainBand, ThresholdStrategy, abstain_band, choose_threshold, parse_strategy
 from judgelab.calibration.data import (
     AbstainBands,
     CalibrationRecord,
@@ -41,15 +35,6 @@ from judgelab.calibration.data import (
     ScoreRecord,
     TaskMetrics,
     TaskThreshold,
-)
-from judgelab.calibration.analysis._selfpref import self_preference
-from judgelab.calibration.analysis._splits import SplitPlan, split_plan, unit_folds
-from judgelab.calibration.analysis._thresholds import (
-    AbstainBand,
-    ThresholdStrategy,
-    abstain_band,
-    choose_threshold,
-    parse_strategy,
 )
 from judgelab.errors import DataError
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.analysis._thresholds import choose_threshold, parse_strategy
+from judgelab.calibration.data import ScoreRecord
 
 __all__ = ["criteria_thresholds", "write_criteria_thresholds"]
 

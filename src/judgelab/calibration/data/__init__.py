@@ -20,7 +20,6 @@ from judgelab.calibration.data._corrections import (
 )
 from judgelab.calibration.data._deletion_negatives import deletion_pairs
 from judgelab.calibration.data._generated import generated_from
-from judgelab.calibration.data._sentence_rows import EDIT_FIELDS, sentence_rows
 from judgelab.calibration.data._importers import (
     IMPORTERS,
     import_faithbench,
@@ -32,52 +31,19 @@ from judgelab.calibration.data._importers import (
     import_summedits,
     import_wice,
 )
-from judgelab.calibration.data._importers_tuning import (
-    import_begin,
-    import_docnli,
-    import_factcg,
-    import_fever_nli,
-    import_fib,
-    import_mnli,
-)
-from judgelab.calibration.data._overlap import (
-    OVERLAP_KINDS,
-    OverlapIndex,
-    OverlapKind,
-    OverlapMatch,
-    OverlapOptions,
-    normalise_text,
-)
+from judgelab.calibration.data._importers_tuning import import_begin, import_docnli, import_factcg, import_fever_nli, import_fib, import_mnli
+from judgelab.calibration.data._limit import SPREAD_UNITS, spread_limit
 from judgelab.calibration.data._number_negatives import number_pairs
+from judgelab.calibration.data._overlap import OVERLAP_KINDS, OverlapIndex, OverlapKind, OverlapMatch, OverlapOptions, normalise_text
 from judgelab.calibration.data._partial_negatives import partial_pairs
-from judgelab.calibration.data._records import (
-    ScoreRecord,
-    judge_values,
-    read_scores,
-    row_hash,
-)
+from judgelab.calibration.data._records import ScoreRecord, judge_values, read_scores, row_hash
 from judgelab.calibration.data._renamed import renamed_keyword, warn_renamed
-from judgelab.calibration.data._row_changes import (
-    PARTS,
-    RowChanges,
-    content_hashes,
-    row_changes,
-)
-from judgelab.calibration.data._rows import (
-    LabelledRow,
-    LabelledSet,
-    TASKS,
-    Task,
-    load_rows,
-    write_rows,
-)
-from judgelab.calibration.data._runfiles import (
-    METRICS_VERSION,
-    MetricsFile,
-    RunMeta,
-    read_metrics,
-    write_metrics,
-)
+from judgelab.calibration.data._row_changes import PARTS, RowChanges, content_hashes, row_changes
+from judgelab.calibration.data._rows import TASKS, LabelledRow, LabelledSet, Task, load_rows, write_rows
+from judgelab.calibration.data._runfiles import METRICS_VERSION, MetricsFile, RunMeta, read_metrics, write_metrics
+from judgelab.calibration.data._sentence_rows import EDIT_FIELDS, sentence_rows
+from judgelab.calibration.data._sets import GENERATORS, default_set_path, resolve_set, rows_by_task
+from judgelab.calibration.data._swap_negatives import swap_pairs
 from judgelab.calibration.data._task_metrics import (
     AbstainBandRecord,
     AbstainBands,
@@ -93,17 +59,6 @@ from judgelab.calibration.data._task_metrics import (
     SelfPreferenceRecord,
     TaskMetrics,
     TaskThreshold,
-)
-from judgelab.calibration.data._sets import (
-    GENERATORS,
-    default_set_path,
-    resolve_set,
-    rows_by_task,
-)
-from judgelab.calibration.data._swap_negatives import swap_pairs
-from judgelab.calibration.data._limit import (
-    SPREAD_UNITS,
-    spread_limit,
 )
 
 __all__ = [

@@ -13,16 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from judgelab.errors import DataError, JudgelabError
+from judgelab.calibration.data._importers_tuning import import_begin, import_factcg, import_fever_nli, import_fib, import_mnli
 from judgelab.calibration.data._rows import LabelledRow
-from judgelab.calibration.data._importers_tuning import (
-    import_begin,
-    import_factcg,
-    import_fever_nli,
-    import_fib,
-    import_mnli,
-)
 from judgelab.calibration.data._source_files import field, json_lines
+from judgelab.errors import DataError, JudgelabError
 from judgelab.textfiles import not_utf8
 
 __all__ = [

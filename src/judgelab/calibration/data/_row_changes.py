@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from judgelab.calibration.data._rows import LabelledRow
     from judgelab.calibration.data._records import ScoreRecord
+    from judgelab.calibration.data._rows import LabelledRow
 
 __all__ = ["PARTS", "RowChanges", "content_hashes", "row_changes"]
 

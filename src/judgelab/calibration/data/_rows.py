@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judgelab.calibration.data._renamed import warn_renamed
 from judgelab.errors import DataError
-from judgelab.textfiles import read_text
 from judgelab.evaluators import Document, EvaluationRequest
+from judgelab.textfiles import read_text
 
 __all__ = ["LabelledRow", "LabelledSet", "Task", "load_rows", "write_rows", "TASKS"]
 

@@ -14,8 +14,8 @@ from judgelab.calibration.data._limit import spread_limit
 from judgelab.calibration.data._number_negatives import number_pairs
 from judgelab.calibration.data._partial_negatives import partial_pairs
 from judgelab.calibration.data._rows import LabelledRow, load_rows
-from judgelab.calibration.data._swap_negatives import swap_pairs
 from judgelab.calibration.data._sentence_rows import sentence_rows
+from judgelab.calibration.data._swap_negatives import swap_pairs
 from judgelab.errors import DataError, JudgelabError
 
 __all__ = ["default_set_path", "resolve_set", "rows_by_task", "GENERATORS"]

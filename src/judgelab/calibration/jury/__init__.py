@@ -4,11 +4,7 @@
 sub-packages before it (``data``, ``analysis``, ``policy``).
 """
 
-from judgelab.calibration.jury._measure import (
-    JURY_METRICS,
-    JuryMeasurement,
-    measure_jury,
-)
+from judgelab.calibration.jury._measure import JURY_METRICS, JuryMeasurement, measure_jury
 
 __all__ = [
     "JURY_METRICS",

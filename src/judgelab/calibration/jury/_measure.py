@@ -18,10 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration.analysis import Interval, SelfPreference, bootstrap_many, shared_units
-from judgelab.calibration.analysis import fast_binary_metrics
-from judgelab.calibration.analysis import fleiss_kappa
-from judgelab.calibration.analysis import self_preference
+from judgelab.calibration.analysis import Interval, SelfPreference, bootstrap_many, fast_binary_metrics, fleiss_kappa, self_preference, shared_units
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy import aligned_stages
 from judgelab.evaluators.jury import combine_scores

@@ -3,21 +3,10 @@
 Imports only the sub-packages before it.
 """
 
-from judgelab.calibration.pipeline._options import (
-    CalibrationOptions,
-)
-from judgelab.calibration.pipeline._analyze_run import (
-    RunAnalysis,
-    analyze_records,
-    analyze_run,
-)
-from judgelab.calibration.pipeline._deployment import (
-    deployment_for,
-)
-from judgelab.calibration.pipeline._suite import (
-    CalibrationResult,
-    calibrate,
-)
+from judgelab.calibration.pipeline._analyze_run import RunAnalysis, analyze_records, analyze_run
+from judgelab.calibration.pipeline._deployment import deployment_for
+from judgelab.calibration.pipeline._options import CalibrationOptions
+from judgelab.calibration.pipeline._suite import CalibrationResult, calibrate
 
 __all__ = [
     "CalibrationOptions",

@@ -11,13 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from judgelab.calibration.scoring import LazyModel
-from judgelab.evaluators import (
-    Evaluator,
-    EvaluatorIdentity,
-    evaluator_config,
-    evaluator_identity,
-    evaluator_tasks,
-)
+from judgelab.evaluators import Evaluator, EvaluatorIdentity, evaluator_config, evaluator_identity, evaluator_tasks
 
 __all__ = ["task_identity"]
 

@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgelab.calibration.analysis import check_calibrator_name
-from judgelab.calibration.analysis import parse_strategy
+from judgelab.calibration.analysis import check_calibrator_name, parse_strategy
 from judgelab.errors import check_parameter
 
 __all__ = ["CalibrationOptions"]

@@ -7,27 +7,27 @@ import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from judgelab.calibration.analysis import Analysis, check_publishable, run_completeness
-from judgelab.calibration.scoring import Executor, LocalExecutor
-from judgelab.calibration.scoring import EvaluatorFactory, EvaluatorSource, default_evaluator_for
-from judgelab.calibration.scoring import LazyModel
-from judgelab.calibration.report import Deployment, Section, write_report
-from judgelab.calibration.data import LabelledRow
-from judgelab.calibration.data import resolve_set, rows_by_task
-from judgelab.calibration.data import AppliedCorrections, apply_corrections
-from judgelab.calibration.data import ScoreRecord, read_scores
-from judgelab.calibration.scoring import ResumePlan, plan_resume
-from judgelab.calibration.scoring import run
 from judgelab.calibration._options import options_or_default
-from judgelab.calibration.pipeline._options import CalibrationOptions
-from judgelab.calibration.pipeline._judge import task_identity
+from judgelab.calibration.analysis import Analysis, check_publishable, run_completeness
+from judgelab.calibration.data import AppliedCorrections, LabelledRow, ScoreRecord, apply_corrections, read_scores, resolve_set, rows_by_task
 from judgelab.calibration.pipeline._analyze_run import analyze_records
+from judgelab.calibration.pipeline._judge import task_identity
+from judgelab.calibration.pipeline._options import CalibrationOptions
+from judgelab.calibration.report import Deployment, Section, write_report
+from judgelab.calibration.scoring import (
+    EvaluatorFactory,
+    EvaluatorSource,
+    Executor,
+    LazyModel,
+    LocalExecutor,
+    ResumePlan,
+    default_evaluator_for,
+    plan_resume,
+    run,
+)
 from judgelab.engine import ModelSource
 from judgelab.errors import DataError, JudgelabError
-from judgelab.evaluators import (
-    Evaluator,
-    evaluator_tasks,
-)
+from judgelab.evaluators import Evaluator, evaluator_tasks
 from judgelab.specs import DEFAULT_MODEL_ID
 
 __all__ = ["CalibrationOptions", "CalibrationResult", "calibrate"]

@@ -9,57 +9,16 @@ the one held-out method (``_heldout``).
 Imports only ``data``, ``scoring`` and ``analysis``.
 """
 
-from judgelab.calibration.policy._estimate import (
-    PassRateEstimate,
-    estimate_pass_rate,
-    ppi_mean_interval,
-)
-from judgelab.calibration.policy._gate import (
-    GateBootstrap,
-    GateFloors,
-    GateResult,
-    GateTest,
-    gate,
-)
-from judgelab.calibration.policy._fit_result import (
-    CascadeFit,
-    PolicyFit,
-)
-from judgelab.calibration.policy._ltt import (
-    LTTSettings,
-    Risk,
-    fit_arrays,
-    policy_decisions,
-)
-from judgelab.calibration.policy._policy import (
-    Policy,
-    fit_policy,
-    load_policy,
-)
-from judgelab.calibration.policy._risk_bounds import (
-    betting_pvalue,
-    binomial_pvalue,
-    rows_needed,
-)
-
+from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, cascade_decisions, fit_cascade_arrays
+from judgelab.calibration.policy._cascade_policy import CascadePolicy, CascadeStage, aligned_stages, fit_cascade, load_cascade
+from judgelab.calibration.policy._estimate import PassRateEstimate, estimate_pass_rate, ppi_mean_interval
+from judgelab.calibration.policy._fit_result import CascadeFit, PolicyFit
+from judgelab.calibration.policy._gate import GateBootstrap, GateFloors, GateResult, GateTest, gate
+from judgelab.calibration.policy._heldout import fit_and_save_policy, heldout_cascade, heldout_policy
+from judgelab.calibration.policy._ltt import LTTSettings, Risk, fit_arrays, policy_decisions
+from judgelab.calibration.policy._policy import Policy, fit_policy, load_policy
+from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.calibration.policy._risk_coverage import risk_coverage_curve
-from judgelab.calibration.policy._cascade_fit import (
-    CascadeFitOptions,
-    cascade_decisions,
-    fit_cascade_arrays,
-)
-from judgelab.calibration.policy._cascade_policy import (
-    CascadePolicy,
-    CascadeStage,
-    aligned_stages,
-    fit_cascade,
-    load_cascade,
-)
-from judgelab.calibration.policy._heldout import (
-    fit_and_save_policy,
-    heldout_cascade,
-    heldout_policy,
-)
 
 __all__ = [
     "GateBootstrap",

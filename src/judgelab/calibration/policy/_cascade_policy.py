@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, fit_cascade_arrays
 from judgelab.calibration.policy._fit_result import PolicyFit
-from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import CASCADE_METHOD, CascadePolicy, CascadeStage, Policy, Stage, load_cascade
 

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.calibration.analysis import Agreement, agreement
-from judgelab.calibration.analysis import Resampling
-from judgelab.calibration.analysis import pair_units
+from judgelab.calibration.analysis import Agreement, Resampling, agreement, pair_units
 from judgelab.calibration.data import ScoreRecord
 from judgelab.errors import check_parameter
 

@@ -36,12 +36,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from judgelab.calibration._options import options_or_default
-from judgelab.calibration.analysis import Agreement
-from judgelab.calibration.analysis import Interval, Resampling, paired_difference, unpaired_difference
-from judgelab.calibration.analysis import fast_binary_metrics
-from judgelab.calibration.analysis import PairResampling, pair_units
-from judgelab.calibration.data import ScoreRecord, judge_values
-from judgelab.calibration.data import RowChanges, row_changes
+from judgelab.calibration.analysis import (
+    Agreement,
+    Interval,
+    PairResampling,
+    Resampling,
+    fast_binary_metrics,
+    pair_units,
+    paired_difference,
+    unpaired_difference,
+)
+from judgelab.calibration.data import RowChanges, ScoreRecord, judge_values, row_changes
 from judgelab.calibration.policy._floors import GateFloors, new_run_agreement
 from judgelab.errors import DataError, JudgelabError
 

@@ -6,48 +6,16 @@ Computing lives below (``analysis``, ``policy``, ``jury``); what is here turns r
 writes it. Imports only the sub-packages before it.
 """
 
-from judgelab.calibration.report._model import (
-    Block,
-    Bullets,
-    Code,
-    Facts,
-    Figure,
-    Gallery,
-    Paragraph,
-    Report,
-    Section,
-    Table,
-    table_section,
-)
-from judgelab.calibration.report._render import (
-    STYLE,
-    render_html,
-    render_markdown,
-)
-from judgelab.calibration.report._deployment import (
-    Deployment,
-    deployment_section,
-)
-from judgelab.calibration.report._plots import (
-    analysis_figures,
-)
-from judgelab.calibration.report._report import (
-    calibration_report,
-    write_report,
-)
-
-from judgelab.calibration.report._cascade_report import (
-    cascade_report,
-    write_cascade_report,
-)
-from judgelab.calibration.report._jury_report import (
-    JuryReport,
-    jury_document,
-    jury_report,
-)
 # computed in analysis and policy; kept public here, where they were exported before
 from judgelab.calibration.analysis import fleiss_kappa
 from judgelab.calibration.policy import risk_coverage_curve
+from judgelab.calibration.report._cascade_report import cascade_report, write_cascade_report
+from judgelab.calibration.report._deployment import Deployment, deployment_section
+from judgelab.calibration.report._jury_report import JuryReport, jury_document, jury_report
+from judgelab.calibration.report._model import Block, Bullets, Code, Facts, Figure, Gallery, Paragraph, Report, Section, Table, table_section
+from judgelab.calibration.report._plots import analysis_figures
+from judgelab.calibration.report._render import STYLE, render_html, render_markdown
+from judgelab.calibration.report._report import calibration_report, write_report
 
 __all__ = [
     "Block",

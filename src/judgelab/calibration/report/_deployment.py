@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgelab.calibration.policy import Policy
-from judgelab.evaluators import HeldoutPolicy
 from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
+from judgelab.evaluators import HeldoutPolicy
 
 __all__ = ["Deployment", "deployment_section", "risk_coverage_png"]
 

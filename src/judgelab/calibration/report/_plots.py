@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from judgelab.calibration.analysis import calibration_bins
-from judgelab.calibration.analysis import threshold_curve
+from judgelab.calibration.analysis import calibration_bins, threshold_curve
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

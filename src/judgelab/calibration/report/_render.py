@@ -12,18 +12,7 @@ import base64
 import html
 import re
 
-from judgelab.calibration.report._model import (
-    Block,
-    Bullets,
-    Code,
-    Facts,
-    Figure,
-    Gallery,
-    Paragraph,
-    Report,
-    Section,
-    Table,
-)
+from judgelab.calibration.report._model import Block, Bullets, Code, Facts, Figure, Gallery, Paragraph, Report, Section, Table
 
 __all__ = ["STYLE", "render_html", "render_markdown"]
 

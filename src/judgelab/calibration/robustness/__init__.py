@@ -5,18 +5,12 @@ Imports only the sub-packages before it.
 """
 
 from judgelab.calibration.robustness._attack_file import read_attacks_file
-from judgelab.calibration.robustness._attacks import (
-    BUILTIN_ATTACKS,
-    TEXT_WHERE,
-    TRANSFORM_WHERE,
-    Attack,
-    load_transform,
-)
+from judgelab.calibration.robustness._attacks import BUILTIN_ATTACKS, TEXT_WHERE, TRANSFORM_WHERE, Attack, load_transform
 from judgelab.calibration.robustness._consistency import (
     CHOICE_OPTIONS,
+    PARAPHRASES,
     ChoiceProbe,
     NoulProbe,
-    PARAPHRASES,
     choice_orders,
     consistency_probes,
     paraphrase_evaluators,
@@ -41,22 +35,9 @@ from judgelab.calibration.robustness._perturb import (
     resolve_attacks,
     template_layout,
 )
-from judgelab.calibration.robustness._report import (
-    robustness_figure,
-    robustness_section,
-    robustness_sections,
-    write_robustness_figures,
-)
-from judgelab.calibration.robustness._results import (
-    FenceComparison,
-    StressResult,
-    TaskStress,
-)
-from judgelab.calibration.robustness._stress import (
-    CONSISTENCY_CHECKS,
-    StressOptions,
-    stress,
-)
+from judgelab.calibration.robustness._report import robustness_figure, robustness_section, robustness_sections, write_robustness_figures
+from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
+from judgelab.calibration.robustness._stress import CONSISTENCY_CHECKS, StressOptions, stress
 
 __all__ = [
     "ATTACKS",

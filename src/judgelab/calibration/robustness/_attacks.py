@@ -22,14 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from judgelab.calibration.data import LabelledRow
-from judgelab.calibration.robustness._perturb_base import (
-    Kind,
-    Perturbation,
-    Position,
-    TemplateLayout,
-    evidence_of,
-    with_documents,
-)
+from judgelab.calibration.robustness._perturb_base import Kind, Perturbation, Position, TemplateLayout, evidence_of, with_documents
 from judgelab.errors import JudgelabError
 
 __all__ = ["Attack", "BUILTIN_ATTACKS", "TEXT_WHERE", "TRANSFORM_WHERE", "load_transform"]

@@ -9,17 +9,9 @@ from typing import Any
 import numpy as np
 
 from judgelab.calibration.analysis import Interval, bootstrap_many
-from judgelab.calibration.data import ScoreRecord
-from judgelab.calibration.data import LabelledRow
+from judgelab.calibration.data import LabelledRow, ScoreRecord
 from judgelab.calibration.robustness._consistency import CHOICE_OPTIONS
-from judgelab.calibration.robustness._metrics import (
-    AttackStats,
-    ConsistencyStats,
-    attack_stats,
-    choice_stats,
-    noul_stats,
-    paraphrase_stats,
-)
+from judgelab.calibration.robustness._metrics import AttackStats, ConsistencyStats, attack_stats, choice_stats, noul_stats, paraphrase_stats
 from judgelab.calibration.robustness._perturb import Perturbation
 
 __all__ = ["attack_table", "by_id", "consistency_table", "copies", "is_ok", "pooled_flip"]

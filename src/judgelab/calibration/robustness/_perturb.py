@@ -19,14 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.robustness._attacks import BUILTIN_ATTACKS, Attack
-from judgelab.calibration.robustness._perturb_base import (
-    Perturbation,
-    Position,
-    TemplateLayout,
-    evidence_of,
-    template_layout,
-    with_documents,
-)
+from judgelab.calibration.robustness._perturb_base import Perturbation, Position, TemplateLayout, evidence_of, template_layout, with_documents
 from judgelab.errors import JudgelabError
 
 __all__ = [

@@ -32,13 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from judgelab.calibration.analysis import Analysis, Interval, RunCompleteness, analyze, check_publishable, run_completeness
-from judgelab.calibration.data import ScoreRecord
-from judgelab.calibration.data import LabelledRow, write_rows
-from judgelab.calibration.data import resolve_set, rows_by_task
 from judgelab.calibration._options import options_or_default
-from judgelab.calibration.pipeline import CalibrationOptions
-from judgelab.calibration.pipeline import CalibrationResult, calibrate
+from judgelab.calibration.analysis import Analysis, Interval, RunCompleteness, analyze, check_publishable, run_completeness
+from judgelab.calibration.data import LabelledRow, ScoreRecord, resolve_set, rows_by_task, write_rows
+from judgelab.calibration.pipeline import CalibrationOptions, CalibrationResult, calibrate
 from judgelab.calibration.robustness._attack_file import read_attacks_file
 from judgelab.calibration.robustness._attacks import Attack
 from judgelab.calibration.robustness._consistency import consistency_probes
@@ -46,8 +43,7 @@ from judgelab.calibration.robustness._measure import attack_table, by_id, consis
 from judgelab.calibration.robustness._metrics import LabelMassStats, label_mass_stats
 from judgelab.calibration.robustness._perturb import Perturbation, perturb_rows, resolve_attacks, template_layout
 from judgelab.calibration.robustness._results import FenceComparison, StressResult, TaskStress
-from judgelab.calibration.scoring import LazyModel
-from judgelab.calibration.scoring import run
+from judgelab.calibration.scoring import LazyModel, run
 from judgelab.engine import JudgeModel
 from judgelab.errors import DataError, JudgelabError
 from judgelab.evaluators import Evaluator, build_evaluator

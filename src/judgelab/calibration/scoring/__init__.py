@@ -16,27 +16,11 @@ from judgelab.calibration.scoring._executor import (
     score_rows,
     tokens_decoded,
 )
-from judgelab.calibration.scoring._factory import (
-    EvaluatorFactory,
-    EvaluatorSource,
-    default_evaluator_for,
-    is_factory,
-)
-from judgelab.engine import (  # the engine's since issue 39; re-exported where it was
-    LazyModel,
-    spec_is_final,
-)
-from judgelab.calibration.scoring._ray_executor import (
-    INSTALL_HINT,
-    RayExecutor,
-)
-from judgelab.calibration.scoring._resume import (
-    ResumePlan,
-    plan_resume,
-)
-from judgelab.calibration.scoring._run import (
-    run,
-)
+from judgelab.calibration.scoring._factory import EvaluatorFactory, EvaluatorSource, default_evaluator_for, is_factory
+from judgelab.calibration.scoring._ray_executor import INSTALL_HINT, RayExecutor
+from judgelab.calibration.scoring._resume import ResumePlan, plan_resume
+from judgelab.calibration.scoring._run import run
+from judgelab.engine import LazyModel, spec_is_final  # the engine's since issue 39; re-exported where it was
 
 __all__ = [
     "BLOCK_KEYS",

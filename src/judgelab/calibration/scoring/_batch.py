@@ -8,9 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgelab.calibration.data import ScoreRecord, row_hash
-from judgelab.calibration.data import LabelledRow
-from judgelab.calibration.data import content_hashes
+from judgelab.calibration.data import LabelledRow, ScoreRecord, content_hashes, row_hash
 from judgelab.errors import JudgelabError, RemoteError
 from judgelab.evaluators import EvaluationResponse, Evaluator, EvaluatorIdentity, evaluate_many, judgment_detail
 

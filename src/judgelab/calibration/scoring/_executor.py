@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, cast, runtime_checkable
 
-from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
 from judgelab.calibration.data import LabelledRow
 from judgelab.calibration.scoring._batch import is_unreachable, score_batch
+from judgelab.calibration.scoring._factory import EvaluatorSource, is_factory
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import Evaluator
 

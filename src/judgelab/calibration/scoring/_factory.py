@@ -13,8 +13,8 @@ from typing import TypeGuard
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
-from judgelab.specs import DEFAULT_MODEL_ID
 from judgelab.evaluators import Evaluator, build_evaluator, evaluator_tasks
+from judgelab.specs import DEFAULT_MODEL_ID
 
 __all__ = ["EvaluatorFactory", "EvaluatorSource", "default_evaluator_for", "is_factory"]
 

@@ -33,19 +33,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from judgelab.calibration.scoring._executor import (
-    Block,
-    BlockReport,
-    ExecutionReport,
-    ReplicaReport,
-    plan_blocks,
-    score_rows,
-    tokens_decoded,
-)
-from judgelab.calibration.scoring._factory import EvaluatorFactory, EvaluatorSource, is_factory
 from judgelab.calibration.data import LabelledRow
-from judgelab.evaluators import Evaluator
+from judgelab.calibration.scoring._executor import Block, BlockReport, ExecutionReport, ReplicaReport, plan_blocks, score_rows, tokens_decoded
+from judgelab.calibration.scoring._factory import EvaluatorFactory, EvaluatorSource, is_factory
 from judgelab.errors import ExecutorError, JudgelabError
+from judgelab.evaluators import Evaluator
 
 __all__ = ["RayExecutor", "INSTALL_HINT"]
 

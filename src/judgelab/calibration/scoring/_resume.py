@@ -7,9 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgelab.calibration.data import ScoreRecord, row_hash
-from judgelab.calibration.data import content_hashes
-from judgelab.calibration.data import LabelledRow
+from judgelab.calibration.data import LabelledRow, ScoreRecord, content_hashes, row_hash
 from judgelab.errors import DataError
 from judgelab.evaluators import EvaluatorIdentity
 

@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from judgelab.calibration.data import ScoreRecord, read_scores
-from judgelab.calibration.data import LabelledRow
+from judgelab.calibration.data import LabelledRow, ScoreRecord, read_scores
 from judgelab.calibration.scoring._executor import Executor, LocalExecutor
 from judgelab.calibration.scoring._factory import is_factory
 from judgelab.calibration.scoring._resume import plan_resume, row_fields
