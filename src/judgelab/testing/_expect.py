@@ -94,20 +94,21 @@ def assert_passes(response: EvaluationResponse, msg: str | None = None) -> None:
     ``describe(response)``.
     """
     __tracebackhide__ = True
-    decision = decision_of(response)
-    if decision == "abstain":
-        _abstained(response)
-    if decision != "pass":
-        raise AssertionError(f"{msg + ': ' if msg else ''}the judge did not pass it ({decision.upper()})\n"
-                             f"{describe(response)}")
+    _expect_decision(response, "pass", msg)
 
 
 def assert_fails(response: EvaluationResponse, msg: str | None = None) -> None:
     """Assert that the judge failed ``response``; the mirror of ``assert_passes``."""
     __tracebackhide__ = True
+    _expect_decision(response, "fail", msg)
+
+
+def _expect_decision(response: EvaluationResponse, wanted: str, msg: str | None) -> None:
+    """Skip (or fail) on an abstention; ``AssertionError`` with ``describe(response)`` unless ``wanted``."""
+    __tracebackhide__ = True
     decision = decision_of(response)
     if decision == "abstain":
         _abstained(response)
-    if decision != "fail":
-        raise AssertionError(f"{msg + ': ' if msg else ''}the judge did not fail it ({decision.upper()})\n"
+    if decision != wanted:
+        raise AssertionError(f"{msg + ': ' if msg else ''}the judge did not {wanted} it ({decision.upper()})\n"
                              f"{describe(response)}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Protocol, cast, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from judgelab import questions as q
 from judgelab.errors import JudgelabError
@@ -48,11 +48,22 @@ class SystemOneQuestion(Protocol):
     def criteria(self) -> object: ...
 
 
+_C = TypeVar("_C")
+
+
 def _text(value: object) -> str | None:
     """Text for instructions or a criterion: strings as they are, JSON otherwise."""
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _criteria(wire: SystemOneQuestion, kind: type[_C], name: str, must: str) -> _C:
+    """``wire.criteria`` when it is a ``kind``; a ``WireError`` saying what it must be otherwise."""
+    if not isinstance(wire.criteria, kind):
+        raise WireError(f"questions.{name}.criteria must {must}.", param=f"questions.{name}.criteria",
+                        code="invalid_request")
+    return wire.criteria
 
 
 def systemone_question(name: str, wire: SystemOneQuestion) -> q.Question:
@@ -65,21 +76,13 @@ def systemone_question(name: str, wire: SystemOneQuestion) -> q.Question:
             when_false=_text(criteria.false) if criteria else None,
         )
     if wire.type == "choice":
-        if not isinstance(wire.criteria, dict):
-            raise WireError(f"questions.{name}.criteria must map each choice name to a description or null.",
-                            param=f"questions.{name}.criteria", code="invalid_request")
-        return q.Choice(
-            instructions=_text(wire.instructions) or "Which of the options applies?",
-            options={label: _text(desc) or "" for label, desc in wire.criteria.items()},
-        )
+        options = _criteria(wire, dict, name, "map each choice name to a description or null")
+        return q.Choice(instructions=_text(wire.instructions) or "Which of the options applies?",
+                        options={label: _text(desc) or "" for label, desc in options.items()})
     if wire.type == "score":
-        if not isinstance(wire.criteria, list):
-            raise WireError(f"questions.{name}.criteria must be a list of level descriptions, level 0 first.",
-                            param=f"questions.{name}.criteria", code="invalid_request")
-        return q.Score(
-            instructions=_text(wire.instructions) or "Which level applies?",
-            levels=[_text(level) or "" for level in wire.criteria],
-        )
+        levels = _criteria(wire, list, name, "be a list of level descriptions, level 0 first")
+        return q.Score(instructions=_text(wire.instructions) or "Which level applies?",
+                       levels=[_text(level) or "" for level in levels])
     raise WireError(f"Question {name!r} has unsupported type {wire.type!r}.", param=f"questions.{name}.type",
                     code="invalid_request")
 
