@@ -1,7 +1,7 @@
 """Sentence-level decomposition against whole claims: the same rows, the same judge, paired.
 
     PYTHONPATH=src python benchmarks/decomposition.py --model /work/tune-runs/default/judge.toml \\
-        --set /work/tune-runs/default/heldout/fib-fib.jsonl --set /work/tune-runs/eval/factcg.jsonl \\
+        --set /work/tune-runs/default/heldout/fib-fib.jsonl --set /work/tune-runs/eval/factcg-CG2C_doc.jsonl \\
         --name tuned-clean2 [--limit 80] [--runs runs/decomposition]
 
 For each ``--set`` (any ``--set`` of ``judgelab calibrate``: a held-out file a training run wrote, a

@@ -4,8 +4,8 @@
 
 The split is recomputed from the training config (``judgelab.tuning.heldout_split``: same seed, same
 groups), so it needs no finished run. The first rows of each source's held-out groups are written; a
-source of weight 0 (``--leave-out``) is held out whole. Options after ``--`` are
-``train_default_judge.py``'s.
+source of weight 0 (``--leave-out``) is held out whole. Each goes to the file name a run gives it
+(``OUT/heldout/``: ``fib-fib.jsonl``, ``d2c-fib.jsonl``). Options after ``--`` are ``train_default_judge.py``'s.
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ def main() -> int:
     import train_default_judge as default
 
     from judgelab.calibration import write_rows
-    from judgelab.tuning import heldout_split
+    from judgelab.tuning import heldout_file_name, heldout_split
 
     config = default.build_config(default.parser().parse_args(["--data", str(args.data)] + args.train_args))
     for name, rows in heldout_split(config).items():
-        kind = name.split(":")[0]
-        n = write_rows(rows[: args.limit], args.out / f"{kind}.jsonl")
-        print(f"{kind}: {n} of {len(rows)} held-out rows -> {args.out / (kind + '.jsonl')}")
+        dest = args.out / heldout_file_name(name)  # the name a run gives its held-out file: d2c-fib, sent-fib, ...
+        n = write_rows(rows[: args.limit], dest)
+        print(f"{name}: {n} of {len(rows)} held-out rows -> {dest}")
     return 0
 
 

@@ -15,7 +15,7 @@ from judgelab.tuning._evaluate import evaluate_heldout
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
 from judgelab.tuning._lora import LabelReader, attach_lora
-from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE
+from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, heldout_file_name
 from judgelab.tuning._report import tuning_report
 from judgelab.tuning._report import write_report as write_tuning_report
 from judgelab.tuning._ship import ship_adapter
@@ -37,6 +37,7 @@ __all__ = [
     "check_split",
     "evaluate_heldout",
     "export_gguf_adapter",
+    "heldout_file_name",
     "heldout_split",
     "load_sources",
     "split_sources",

@@ -17,12 +17,17 @@ from judgelab.specs import ModelSpec, load_spec
 from judgelab.tuning._checkpoint import RunState
 from judgelab.weights import resolve_weights, sha256_file
 
-__all__ = ["write_outputs", "machine_description", "SPEC_FILE", "PROVENANCE_FILE"]
+__all__ = ["write_outputs", "machine_description", "heldout_file_name", "SPEC_FILE", "PROVENANCE_FILE"]
 
 log = logging.getLogger(__name__)
 
 SPEC_FILE = "judge.toml"
 PROVENANCE_FILE = "PROVENANCE.json"
+
+
+def heldout_file_name(source: str) -> str:
+    """The file a run writes a source's held-out rows to, under ``OUT/heldout/`` (``d2c:fib`` -> ``d2c-fib.jsonl``)."""
+    return f"{source.replace(':', '-').replace('#', '-')}.jsonl"
 
 
 def machine_description() -> str:
@@ -124,7 +129,7 @@ def write_outputs(trainer: Any, state: RunState, *, heldout_rows: dict, all_held
     held = [r for rows in all_heldout.values() for r in rows]
     write_rows(held, out / "heldout.jsonl")
     for source, rows in all_heldout.items():
-        write_rows(rows, out / "heldout" / f"{source.replace(':', '-').replace('#', '-')}.jsonl")
+        write_rows(rows, out / "heldout" / heldout_file_name(source))
     provenance = {
         "command": " ".join(sys.argv),
         "spec": name,
