@@ -51,6 +51,9 @@ class CalibrationOptions:
     corrections
         A ``corrections.jsonl`` (``apply_corrections``) whose label corrections
         are applied to the set's rows before scoring; recorded in metrics.json.
+    report
+        False stops before metrics.json and the report: ``CalibrationResult.write_report``
+        writes them once, later, with its caller's sections (``stress`` adds Robustness so).
     """
 
     threshold_strategy: str = "balanced_accuracy"
@@ -67,6 +70,7 @@ class CalibrationOptions:
     figures: bool = True
     allow_partial: bool = False
     corrections: str | Path | None = None
+    report: bool = True
 
     def check(self, where: str = "calibrate") -> None:
         """Reject bad options before any row is read, scored or a model loaded."""

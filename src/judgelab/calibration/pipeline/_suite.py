@@ -105,7 +105,6 @@ def calibrate(
     model_options: Mapping[str, object] | None = None,
     executor: Executor | None = None,
     options: CalibrationOptions | None = None,
-    report: bool = True,
 ) -> CalibrationResult:
     """Measure a judge on a labelled set and say which threshold to ship.
 
@@ -134,10 +133,8 @@ def calibrate(
         (``RayExecutor``) each replica builds its evaluator from an ``EvaluatorFactory`` of ``model``.
     options
         A ``CalibrationOptions`` (thresholds, intervals, limit, figures...); None for the defaults. It is
-        the only way to set them: ``calibrate(..., limit=24)`` raises ``TypeError``.
-    report
-        False stops before metrics.json and the report: ``CalibrationResult.write_report`` writes them
-        once, later, with sections of its caller's (``stress`` adds Robustness so).
+        the only way to set them: ``calibrate(..., limit=24)`` raises ``TypeError``. With
+        ``report=False`` it stops before metrics.json and the report (``CalibrationResult.write_report``).
 
     Returns
     -------
@@ -174,7 +171,7 @@ def calibrate(
     run = analyze_records(records, out, meta=meta, notes=notes, options=o)
     files = {"scores": scores_path, "metrics": out / "metrics.json", "report_md": out / "report.md", "report_html": out / "report.html"}
     result = CalibrationResult(run.analyses, records, files, out, meta, run.deployments, o.figures)
-    if report:
+    if o.report:
         result.write_report()
     return result
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from judgelab.calibration._options import options_or_default
@@ -186,8 +186,8 @@ def stress(
     out = Path(out)
     cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
     try:
-        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration(),
-                        report=False)
+        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators,
+                        options=replace(o.calibration(), report=False))
         all_perturbed: list[LabelledRow] = []
         tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
         cfg.check_publishable()
