@@ -7,14 +7,14 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from judgelab.errors import DataError, JudgelabError
+from judgelab.errors import DataError, JudgelabError, SpecError
 
 __all__ = ["load_json_model", "not_utf8", "read_text", "save_json_model"]
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def not_utf8(path: str | Path, exc: UnicodeDecodeError, what: str, *, error: type = DataError) -> JudgelabError:
+def not_utf8(path: str | Path, exc: UnicodeDecodeError, what: str, *, error: type[DataError | SpecError] = DataError) -> JudgelabError:
     """The error for a file that is not UTF-8 text, naming the line of the first bad byte."""
     try:
         line: int | None = Path(path).read_bytes()[: exc.start].count(b"\n") + 1
@@ -23,10 +23,10 @@ def not_utf8(path: str | Path, exc: UnicodeDecodeError, what: str, *, error: typ
     where = f"{path}:{line}" if line else str(path)
     message = (f"The {what} {where} is not UTF-8 text (byte {exc.start}: {exc.reason}). "
                "Convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8) and retry.")
-    return error(message, path=str(path), line=line) if error is DataError else error(message, path=str(path))
+    return DataError(message, path=str(path), line=line) if error is DataError else error(message, path=str(path))
 
 
-def read_text(path: str | Path, what: str, *, fix: str = "Check the path.", error: type = DataError) -> str:
+def read_text(path: str | Path, what: str, *, fix: str = "Check the path.", error: type[DataError | SpecError] = DataError) -> str:
     """The UTF-8 text of ``path``; ``error`` (a ``DataError`` or ``SpecError``) when it is unreadable or not UTF-8.
 
     ``what`` names the file in the message ("labelled set", "--document file"),

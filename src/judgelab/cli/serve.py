@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from judgelab.cli._server_options import add_limit_flags, add_model_flags, model_options, server_config
 
 if TYPE_CHECKING:
+    from judgelab.engine import JudgeModel
     from judgelab.server import ServerConfig
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
         cascade = load_cascade(args.cascade)  # a bad file is refused before any model loads
     model = load_model(args.model, backend=args.backend, **options)
-    stage_models: list = []
+    stage_models: list[JudgeModel | None] = []
     try:
         evaluators = None
         if cascade is not None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["Backend", "BackendFacts", "Prefilling"]
 
@@ -85,7 +86,7 @@ class Backend(Protocol):
 
     def label_logits(
         self, prompts: Sequence[Sequence[int]], token_ids: Sequence[int]
-    ) -> np.ndarray:
+    ) -> npt.NDArray[np.float64]:
         """Logits of ``token_ids`` at the last position of each prompt.
 
         Returns an array of shape ``(len(prompts), len(token_ids))``, float64.
@@ -94,7 +95,7 @@ class Backend(Protocol):
         """
         ...
 
-    def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
+    def next_logits(self, tokens: Sequence[int]) -> npt.NDArray[np.float64]:
         """Full-vocabulary logits (float64) at the last position of ``tokens``."""
         ...
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["LabelHead", "load_label_head", "gguf_metadata"]
 
@@ -44,7 +45,7 @@ _Q8_K_INPUT = {
 }
 
 
-def _round_q8_0(h: np.ndarray) -> np.ndarray:
+def _round_q8_0(h: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """ggml's AVX/AVX2 ``quantize_row_q8_0`` (also Q8_1's values), dequantised."""
     x = h.astype(np.float32).reshape(h.shape[0], -1, 32)
     amax = np.abs(x).max(axis=-1, keepdims=True)
@@ -52,11 +53,11 @@ def _round_q8_0(h: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         inv = np.where(amax != 0, np.float32(127) / amax, np.float32(0)).astype(np.float32)
     q = np.rint(x * inv)  # round half to even, as _mm256_round_ps(_MM_ROUND_NEAREST)
-    rounded: np.ndarray = (q * d).reshape(h.shape)
+    rounded: npt.NDArray[np.float32] = (q * d).reshape(h.shape)
     return rounded
 
 
-def _round_q8_k(h: np.ndarray) -> np.ndarray:
+def _round_q8_k(h: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """ggml's ``quantize_row_q8_K_ref``, dequantised."""
     x = h.astype(np.float32).reshape(h.shape[0], -1, 256)
     where = np.abs(x).argmax(axis=-1)[..., None]  # first index of the largest |x|, as the C loop
@@ -65,17 +66,17 @@ def _round_q8_k(h: np.ndarray) -> np.ndarray:
         iscale = np.where(signed_max != 0, np.float32(-127) / signed_max, np.float32(0)).astype(np.float32)
         q = np.minimum(np.rint(iscale * x), 127)
         d = np.where(iscale != 0, np.float32(1) / iscale, np.float32(0)).astype(np.float32)
-    rounded: np.ndarray = (q * d).reshape(h.shape)
+    rounded: npt.NDArray[np.float32] = (q * d).reshape(h.shape)
     return rounded
 
 
-def _round_bf16(h: np.ndarray) -> np.ndarray:
+def _round_bf16(h: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     bits = h.astype(np.float32).view(np.uint32)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000  # round to nearest even
     return rounded.astype(np.uint32).view(np.float32)
 
 
-def _input_rounding(type_name: str) -> Callable[[np.ndarray], np.ndarray] | None:
+def _input_rounding(type_name: str) -> Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]] | None:
     if type_name in _Q8_0_INPUT or type_name in _Q8_1_INPUT:
         return _round_q8_0
     if type_name in _Q8_K_INPUT:
@@ -92,28 +93,28 @@ def _input_rounding(type_name: str) -> Callable[[np.ndarray], np.ndarray] | None
 class LabelHead:
     """The output layer restricted to the rows asked for."""
 
-    def __init__(self, tensor: "_TensorInfo", rounding: Callable[[np.ndarray], np.ndarray], softcap: float | None) -> None:
+    def __init__(self, tensor: "_TensorInfo", rounding: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]], softcap: float | None) -> None:
         self._tensor = tensor
         self.type_name = tensor.type_name
         self._round = rounding
         self.softcap = softcap
-        self._rows: dict[int, np.ndarray] = {}
+        self._rows: dict[int, npt.NDArray[np.float64]] = {}
 
     @property
     def n_embd(self) -> int:
         return self._tensor.n_cols
 
-    def _weights(self, ids: Sequence[int]) -> np.ndarray:
+    def _weights(self, ids: Sequence[int]) -> npt.NDArray[np.float64]:
         missing = [t for t in ids if t not in self._rows]
         if missing:
             for t, row in zip(missing, self._tensor.read_rows(missing), strict=True):
                 self._rows[t] = row.astype(np.float64)
         return np.stack([self._rows[t] for t in ids])
 
-    def logits(self, hidden: np.ndarray, ids: Sequence[int]) -> np.ndarray:
+    def logits(self, hidden: npt.NDArray[np.float32], ids: Sequence[int]) -> npt.NDArray[np.float64]:
         """Logits of ``ids`` for each row of ``hidden`` (n_rows x n_embd)."""
         x = self._round(np.atleast_2d(hidden)).astype(np.float64)
-        out: np.ndarray = x @ self._weights(ids).T
+        out: npt.NDArray[np.float64] = x @ self._weights(ids).T
         if self.softcap:
             out = np.tanh(out / self.softcap) * self.softcap
         return out
@@ -165,7 +166,7 @@ class _TensorInfo:
         self.row_bytes = self.n_cols // block * size
         self.offset = offset
 
-    def read_rows(self, rows: Sequence[int]) -> list[np.ndarray]:
+    def read_rows(self, rows: Sequence[int]) -> list[npt.NDArray[np.float32]]:
         from gguf.quants import dequantize
 
         out = []

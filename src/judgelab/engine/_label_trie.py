@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.engine._backend import Backend
@@ -118,13 +119,13 @@ def build_sequences(
     )
 
 
-def _log_softmax(logits: ArrayLike) -> np.ndarray:
+def _log_softmax(logits: ArrayLike) -> npt.NDArray[np.float64]:
     logits = np.asarray(logits, dtype=np.float64)
     top = float(np.max(logits))
     return logits - (top + float(np.log(np.exp(logits - top).sum())))
 
 
-def form_scores(seqs: LabelSequences, branch_logits: Mapping[Node, ArrayLike]) -> np.ndarray:
+def form_scores(seqs: LabelSequences, branch_logits: Mapping[Node, ArrayLike]) -> npt.NDArray[np.float64]:
     """Each form's log-probability restricted to the label set, after the prompt and prefix.
 
     ``branch_logits[node]`` are the logits of the tokens that follow ``node``
@@ -142,7 +143,7 @@ def form_scores(seqs: LabelSequences, branch_logits: Mapping[Node, ArrayLike]) -
     return out
 
 
-def sequence_scores(backend: Backend, seqs: LabelSequences, token_lists: Sequence[Sequence[int]]) -> np.ndarray:
+def sequence_scores(backend: Backend, seqs: LabelSequences, token_lists: Sequence[Sequence[int]]) -> npt.NDArray[np.float64]:
     """``form_scores`` of every prompt: an array ``(len(token_lists), len(seqs.forms))``.
 
     All branches of all prompts go to the backend in one ``label_logits``
@@ -163,17 +164,17 @@ def sequence_scores(backend: Backend, seqs: LabelSequences, token_lists: Sequenc
     return np.stack(rows) if rows else np.empty((0, len(seqs.forms)))
 
 
-def scores_with_mass(next_logits: Callable[[list[int]], np.ndarray], seqs: LabelSequences,
-                     tokens: Sequence[int]) -> tuple[np.ndarray, float]:
+def scores_with_mass(next_logits: Callable[[list[int]], npt.NDArray[np.float64]], seqs: LabelSequences,
+                     tokens: Sequence[int]) -> tuple[npt.NDArray[np.float64], float]:
     """``form_scores`` after ``tokens`` from full-vocabulary logits, and the labels' share of the model's distribution.
 
     The share (``Judgment.label_mass``) is the probability that the model,
     unconstrained, writes one of the forms: the product of each form's
     full-vocabulary conditional probabilities, prefix included, summed.
     """
-    cache: dict[Node, np.ndarray] = {}
+    cache: dict[Node, npt.NDArray[np.float64]] = {}
 
-    def logprobs(head: Node) -> np.ndarray:
+    def logprobs(head: Node) -> npt.NDArray[np.float64]:
         if head not in cache:
             cache[head] = _log_softmax(next_logits([*tokens, *head]))
         return cache[head]

@@ -39,6 +39,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.engine._backend import BackendFacts
 from judgelab.engine._label_head import LabelHead, load_label_head
@@ -133,7 +134,7 @@ class LlamaCppBackend:
         # None until checked: max |logit difference| of the label head against the full output layer
         self.label_head_error: float | None = None
         self.label_head_decodes = 0  # decodes whose label logits came from the head (for tests, stats)
-        self._hidden: np.ndarray | None = None
+        self._hidden: npt.NDArray[np.float32] | None = None
         self._probing = False  # True while the head is being checked
         try:
             self._ctx = _internals.LlamaContext(
@@ -267,7 +268,7 @@ class LlamaCppBackend:
 
     def label_logits(
         self, prompts: Sequence[Sequence[int]], token_ids: Sequence[int]
-    ) -> np.ndarray:
+    ) -> npt.NDArray[np.float64]:
         out = np.empty((len(prompts), len(token_ids)), dtype=np.float64)
         if not prompts:
             return out
@@ -421,7 +422,7 @@ class LlamaCppBackend:
     def _extend_seq0(
         self, tokens: list[int], *, want_logits: bool, ids: list[int] | None = None, limit: int | None = None,
         exact: bool = True,
-    ) -> np.ndarray | None:
+    ) -> npt.NDArray[np.float32 | np.float64] | None:
         """Make sequence 0 hold ``tokens``, decoding only what is new.
 
         With ``exact`` (every judgment), tokens are decoded in the pieces of
@@ -455,7 +456,7 @@ class LlamaCppBackend:
                 logits = np.array(self._label_logits_at(0, index, ids)) if ids is not None else self._full_logits(index)
         return logits
 
-    def _logits_seq0(self, tokens: list[int], *, ids: list[int] | None = None, exact: bool = True) -> np.ndarray:
+    def _logits_seq0(self, tokens: list[int], *, ids: list[int] | None = None, exact: bool = True) -> npt.NDArray[np.float32 | np.float64]:
         """``_extend_seq0`` with the logits at the last token, which it always decodes when they are wanted."""
         logits = self._extend_seq0(tokens, want_logits=True, ids=ids, exact=exact)
         if logits is None:
@@ -558,14 +559,14 @@ class LlamaCppBackend:
         ptr = self._ll.llama_get_logits_ith(self._ctx.ctx, index)
         return [float(ptr[t]) for t in ids]
 
-    def _full_logits(self, index: int) -> np.ndarray:
+    def _full_logits(self, index: int) -> npt.NDArray[np.float32]:
         ptr = self._ll.llama_get_logits_ith(self._ctx.ctx, index)
         n_vocab = self._ll.llama_vocab_n_tokens(self._model.vocab)
         return np.ctypeslib.as_array(
             ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,)
         ).copy()
 
-    def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
+    def next_logits(self, tokens: Sequence[int]) -> npt.NDArray[np.float64]:
         """Full-vocabulary logits after ``tokens`` (for free-text greedy decoding)."""
         with self._lock:
             return self._logits_seq0(list(tokens), exact=False).astype(np.float64)

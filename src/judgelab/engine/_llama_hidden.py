@@ -22,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["HiddenCapture"]
 
@@ -85,7 +86,7 @@ class HiddenCapture:
         self._tensor_get.restype = None
         self._n_embd = n_embd
         self.armed = False
-        self.rows: np.ndarray | None = None
+        self.rows: npt.NDArray[np.float32] | None = None
         # Keep a reference: llama.cpp holds only the C function pointer.
         self.callback = llama_cpp_module.ggml_backend_sched_eval_callback(self._on_node)
 
@@ -93,7 +94,7 @@ class HiddenCapture:
         self.rows = None
         self.armed = True
 
-    def disarm(self) -> np.ndarray | None:
+    def disarm(self) -> npt.NDArray[np.float32] | None:
         self.armed = False
         rows, self.rows = self.rows, None
         return rows

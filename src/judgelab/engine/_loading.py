@@ -15,6 +15,8 @@ from judgelab.specs import ModelSpec, PromptFormat, WeightSource, load_spec
 from judgelab.weights import resolve_weights
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from judgelab.engine._llama_backend import LlamaCppBackend
     from judgelab.engine._transformers_backend import TransformersBackend
 
@@ -45,7 +47,7 @@ def _spec_for_weights(path: Path) -> ModelSpec:
 
 
 def _backend_options(
-    config_cls: type, path_field: str, backend: str, spec: ModelSpec, options: dict[str, Any]
+    config_cls: type[DataclassInstance], path_field: str, backend: str, spec: ModelSpec, options: dict[str, Any]
 ) -> dict[str, Any]:
     """Check ``options`` against a backend's config fields; default n_ctx from the spec."""
     known = {f.name for f in dataclasses.fields(config_cls)} - {path_field}

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.engine._backend import Backend, Prefilling
 from judgelab.engine._info import ModelInfo
@@ -284,7 +285,7 @@ class BackendJudgeModel:
                 what = "prompt plus its labels' tokens" + ("" if len(token_lists) == 1 else f" (prompt #{i})")
                 raise ContextLengthError(len(toks) + seqs.longest - 1, self.n_ctx, what=what)
         # log-domain scores of each label form (``_label_trie.form_scores``): logits, not yet probabilities
-        form_scores: list[np.ndarray]
+        form_scores: list[npt.NDArray[np.float64]]
         masses: list[float | None]
         if self.label_mass:
             pairs = [scores_with_mass(self.backend.next_logits, seqs, toks) for toks in token_lists]
@@ -404,7 +405,7 @@ class BackendJudgeModel:
         self.close()
 
 
-def _judgment(labels: Sequence[str], owner: Sequence[int], token_logits: np.ndarray, n_tokens: int) -> Judgment:
+def _judgment(labels: Sequence[str], owner: Sequence[int], token_logits: npt.NDArray[np.float64], n_tokens: int) -> Judgment:
     """The judgment from the logits of each label's tokens (or forms); ``owner[k]`` is the label of the k-th."""
     top = float(np.max(token_logits))
     weights = np.exp(token_logits - top)

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.engine._backend import BackendFacts
 from judgelab.engine._remote_tokens import ServedTokenizer
@@ -99,10 +100,10 @@ class RemoteBackend:
     def chat_template(self) -> str | None:
         return None
 
-    def label_logits(self, prompts: Sequence[Sequence[int]], token_ids: Sequence[int]) -> np.ndarray:
+    def label_logits(self, prompts: Sequence[Sequence[int]], token_ids: Sequence[int]) -> npt.NDArray[np.float64]:
         raise self._refuse("label_logits")
 
-    def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
+    def next_logits(self, tokens: Sequence[int]) -> npt.NDArray[np.float64]:
         raise self._refuse("next_logits")
 
     def is_end_of_generation(self, token_id: int) -> bool:

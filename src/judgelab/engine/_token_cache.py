@@ -25,7 +25,7 @@ class TokenCache:
 
     def __init__(self, max_tokens: int = 4_000_000) -> None:
         self.max_tokens = max_tokens
-        self._items: OrderedDict[Hashable, array] = OrderedDict()
+        self._items: OrderedDict[Hashable, array[int]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
         self.calls = 0

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.engine._backend import BackendFacts
 from judgelab.engine._schedule import prefix_groups
@@ -249,9 +250,8 @@ class TransformersBackend:
 
     # -- scoring -----------------------------------------------------------
 
-    def label_logits(
-        self, prompts: Sequence[Sequence[int]], token_ids: Sequence[int]
-    ) -> np.ndarray:
+    def label_logits(self, prompts: Sequence[Sequence[int]],
+                     token_ids: Sequence[int]) -> npt.NDArray[np.float64]:
         out = np.empty((len(prompts), len(token_ids)), dtype=np.float64)
         if not prompts:
             return out
@@ -443,7 +443,7 @@ class TransformersBackend:
         last: Tensor = result.logits[:, -1, :].float()
         return last
 
-    def next_logits(self, tokens: Sequence[int]) -> np.ndarray:
+    def next_logits(self, tokens: Sequence[int]) -> npt.NDArray[np.float64]:
         """Full-vocabulary logits after ``tokens``; extending the previous call reuses its KV cache."""
         torch = self._torch
         tokens = list(tokens)
@@ -466,7 +466,7 @@ class TransformersBackend:
             self._cache = getattr(result, self._cache_kw)
             self._cached_tokens = tokens
             self._count_pass(len(tokens) - n)
-            last_row: np.ndarray = result.logits[0, -1].double().cpu().numpy()
+            last_row: npt.NDArray[np.float64] = result.logits[0, -1].double().cpu().numpy()
             return last_row
 
     def is_end_of_generation(self, token_id: int) -> bool:

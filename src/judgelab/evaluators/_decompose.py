@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from judgelab.evaluators._chunking import chunk_text, split_sentences
 from judgelab.evaluators._evidence import evidence_windows
 
-__all__ = ["DecompositionPlan", "SentenceCheck", "plan_checks", "combine_checks"]
+__all__ = ["DecompositionPlan", "SentenceCheck", "SentenceFinding", "plan_checks", "combine_checks"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,15 @@ class SentenceCheck:
     sentence: str
     window_start: int
     evidence: str
+
+
+class SentenceFinding(TypedDict):
+    """One claim sentence in ``metadata["sentences"]``: its raw score and its best evidence window."""
+
+    sentence: str
+    score: float
+    evidence: str
+    evidence_start_sentence: int
 
 
 @dataclass(frozen=True)
@@ -50,7 +60,7 @@ def plan_checks(claim: str, document: str, *, window: int, top: int, max_tokens:
     return DecompositionPlan(sentences, tuple(checks))
 
 
-def combine_checks(plan: DecompositionPlan, raw_scores: Sequence[float]) -> tuple[float, int, list[dict]]:
+def combine_checks(plan: DecompositionPlan, raw_scores: Sequence[float]) -> tuple[float, int, list[SentenceFinding]]:
     """(claim raw score, index of the reported check, per-sentence findings).
 
     ``raw_scores`` are the checks' P(yes), in plan order. The claim's raw
@@ -58,7 +68,7 @@ def combine_checks(plan: DecompositionPlan, raw_scores: Sequence[float]) -> tupl
     window. Each finding has the sentence, its raw score (key ``score``, as
     ``metadata["sentences"]`` shows it), and its best evidence window.
     """
-    findings = []
+    findings: list[SentenceFinding] = []
     weakest, reported = 2.0, 0
     for i, sentence in enumerate(plan.sentences):
         # ties go to the earlier check: the window with more of the sentence's content words

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from judgelab.errors import DataError, ParameterError, PolicyMismatchError
@@ -66,7 +67,7 @@ class Band(NamedTuple):
         return "abstain"
 
 
-def cascade_decisions(bands: Sequence[Band], scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cascade_decisions(bands: Sequence[Band], scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.int_]]:
     """The joint decision of stages' bands on rows: ``("pass"|"fail"|"abstain", deciding stage)`` arrays.
 
     ``scores`` is ``(n_stages, n_rows)`` (one stage: ``(n_rows,)`` will do);

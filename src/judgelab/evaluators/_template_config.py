@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash
+from judgelab.evaluators._spi import BaseEvaluator
 
 __all__ = ["DecisionPolicy", "ScoreCalibrator", "TemplateConfig"]
 
@@ -36,7 +38,7 @@ class ScoreCalibrator(Protocol):
     that method.
     """
 
-    def predict(self, scores: np.ndarray) -> np.ndarray: ...
+    def predict(self, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
 
 
 class DecisionPolicy(Protocol):
@@ -83,7 +85,7 @@ class TemplateConfig:
         With a policy: whether an ABSTAIN decision passes.
     """
 
-    kind: type
+    kind: type[BaseEvaluator]  # a YesNoEvaluator subclass (_yesno imports this module)
     name: str
     template: str
     system: str | None = None

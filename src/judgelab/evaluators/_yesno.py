@@ -63,12 +63,12 @@ class _Setting(Generic[T]):
         self.field = field
 
     @overload
-    def __get__(self, evaluator: None, owner: type) -> "_Setting[T]": ...
+    def __get__(self, evaluator: None, owner: type[object]) -> "_Setting[T]": ...
 
     @overload
-    def __get__(self, evaluator: "YesNoEvaluator", owner: type) -> T: ...
+    def __get__(self, evaluator: "YesNoEvaluator", owner: type[object]) -> T: ...
 
-    def __get__(self, evaluator: "YesNoEvaluator | None", owner: type) -> "T | _Setting[T]":
+    def __get__(self, evaluator: "YesNoEvaluator | None", owner: type[object]) -> "T | _Setting[T]":
         if evaluator is None:
             return self
         value: T = getattr(evaluator.settings, self.field)

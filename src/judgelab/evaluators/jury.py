@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.engine import JudgeModel
@@ -29,7 +30,7 @@ COMBINE_RULES = ("mean-logit", "vote")
 _EPS = 1e-6
 
 
-def combine_scores(scores: ArrayLike, passed: ArrayLike | None = None, combine: Combine = "mean-logit") -> np.ndarray:
+def combine_scores(scores: ArrayLike, passed: ArrayLike | None = None, combine: Combine = "mean-logit") -> npt.NDArray[np.float64]:
     """The jury's score of every row from its members' ``(n_members, n_rows)`` scores.
 
     ``mean-logit``: ``sigmoid(mean(logit(clip(p))))``; ``vote``: the share
@@ -39,11 +40,11 @@ def combine_scores(scores: ArrayLike, passed: ArrayLike | None = None, combine: 
     if combine == "mean-logit":
         p = np.clip(s, _EPS, 1 - _EPS)
         z = np.log(p / (1 - p)).mean(axis=0)
-        combined: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+        combined: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
         return combined
     if combine == "vote":
         v = (s >= 0.5) if passed is None else np.atleast_2d(np.asarray(passed, dtype=bool))
-        share: np.ndarray = v.mean(axis=0)
+        share: npt.NDArray[np.float64] = v.mean(axis=0)
         return share
     raise ParameterError(f"The 'combine' parameter of Jury must be one of {', '.join(COMBINE_RULES)}. Got {combine!r} instead.")
 

@@ -42,6 +42,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from judgelab.engine import BackendJudgeModel, Judgment
 
@@ -52,6 +53,8 @@ MIN_PIECE_TOKENS = 64
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 class BatcherClosedError(RuntimeError):
     """The server is shutting down and takes no new work."""
@@ -59,7 +62,7 @@ class BatcherClosedError(RuntimeError):
 
 @dataclass(eq=False)
 class _Job:
-    future: Future
+    future: Future[Any]  # list[Judgment] for prompts, the call's result for a call (Batcher.submit, Batcher.call)
     owner: object
     prompts: Sequence[str] = ()
     labels: tuple[str, ...] = ()
@@ -132,7 +135,7 @@ class Batcher:
         self.on_batch = on_batch
         self.pieces = bool(getattr(model, "can_prefill", False))  # long prompts in pieces, others between
         self.piece_tokens = max(turn_tokens, MIN_PIECE_TOKENS)
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[_Job | object] = queue.Queue()  # jobs, then _STOP
         self._active: deque[_Job] = deque()
         self._fresh_turn = False  # whether the last turn served only newly arrived jobs
         self._closed = False
@@ -145,7 +148,7 @@ class Batcher:
     def submit(
         self, prompts: Sequence[str], labels: Sequence[str], *,
         token_counts: Sequence[int] | None = None, owner: object = None,
-    ) -> Future:
+    ) -> Future[list[Judgment]]:
         """Judge ``prompts`` over ``labels``; the future holds ``list[Judgment]``.
 
         ``token_counts`` are the prompts' checked token counts; without them
@@ -158,18 +161,18 @@ class Batcher:
             try:
                 token_counts = [self.model.check_prompt(p, what=prompt_name(prompts, i)) for i, p in enumerate(prompts)]
             except Exception as exc:
-                failed: Future = Future()
+                failed: Future[list[Judgment]] = Future()
                 failed.set_exception(exc)
                 return failed
         job = _Job(Future(), owner, list(prompts), tuple(labels), list(token_counts))
         job.results = [None] * len(job.prompts)
         return self._put(job)
 
-    def call(self, fn: Callable[[BackendJudgeModel], object]) -> Future:
+    def call(self, fn: Callable[[BackendJudgeModel], T]) -> Future[T]:
         """Run ``fn(model)`` on the worker, between turns (for free-text ``complete``)."""
         return self._put(_Job(Future(), None, call=fn))
 
-    def _put(self, job: _Job) -> Future:
+    def _put(self, job: _Job) -> Future[Any]:
         with self._close_lock:
             if self._closed:
                 raise BatcherClosedError("The judge is shutting down and takes no new requests.")
@@ -337,7 +340,7 @@ def prompt_name(prompts: Sequence[str], i: int) -> str:
     return "prompt" if len(prompts) == 1 else f"prompt #{i}"
 
 
-def _settle(future: Future, result: object = None, *, exc: BaseException | None = None) -> None:
+def _settle(future: Future[object], result: object = None, *, exc: BaseException | None = None) -> None:
     """Finish ``future`` unless its client cancelled it meanwhile."""
     try:
         if exc is not None:

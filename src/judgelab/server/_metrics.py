@@ -5,10 +5,35 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Mapping
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
 __all__ = ["Metrics"]
+
+
+class RouteSnapshot(TypedDict):
+    """One route in ``Metrics.snapshot``: requests in all and per status; latency percentiles (ms) once timed."""
+
+    requests: int
+    by_status: dict[str, int]
+    latency_ms: NotRequired[dict[str, float]]  # p50, p90, p99, max; window (a count)
+
+
+class MetricsSnapshot(TypedDict):
+    """``Metrics.snapshot``: the JSON of ``GET /metrics``."""
+
+    uptime_s: float
+    requests: int
+    in_flight: int
+    judgments: int
+    prompt_tokens: int
+    output_tokens: int
+    batches: int
+    mean_jobs_per_batch: float
+    max_batch_prompts: int
+    routes: dict[str, RouteSnapshot]
 
 
 class Metrics:
@@ -50,10 +75,10 @@ class Metrics:
         with self._lock:
             self.output_tokens += n
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> MetricsSnapshot:
         """A JSON-ready view: totals, per-route counts and latency percentiles (ms)."""
         with self._lock:
-            routes: dict[str, dict] = {}
+            routes: dict[str, RouteSnapshot] = {}
             for (route, status), n in sorted(self.requests.items()):
                 entry = routes.setdefault(route, {"requests": 0, "by_status": {}})
                 entry["requests"] += n
@@ -84,6 +109,7 @@ class Metrics:
     def prometheus(self, model_id: str) -> str:
         """The same counters in Prometheus text format."""
         snap = self.snapshot()
+        totals: Mapping[str, object] = snap
         lines = []
         for name, key, kind in (
             ("judgelab_requests_total", "requests", "counter"),
@@ -93,7 +119,7 @@ class Metrics:
             ("judgelab_output_tokens_total", "output_tokens", "counter"),
             ("judgelab_batches_total", "batches", "counter"),
         ):
-            lines += [f"# TYPE {name} {kind}", f'{name}{{model="{model_id}"}} {snap[key]}']
+            lines += [f"# TYPE {name} {kind}", f'{name}{{model="{model_id}"}} {totals[key]}']
         lines.append("# TYPE judgelab_route_requests_total counter")
         for route, entry in snap["routes"].items():
             for status, n in entry["by_status"].items():

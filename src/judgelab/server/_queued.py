@@ -42,7 +42,7 @@ class RequestTicket:
         self.max_prompts = max_prompts
         self.prompts = 0
         self.cancelled = False
-        self._futures: list[Future] = []
+        self._futures: list[Future[list[Judgment]]] = []
         self._lock = threading.Lock()
 
     def reserve(self, n: int) -> None:
@@ -60,7 +60,7 @@ class RequestTicket:
                     code="too_many_prompts",
                 )
 
-    def track(self, future: Future) -> None:
+    def track(self, future: Future[list[Judgment]]) -> None:
         with self._lock:
             self._futures.append(future)
             if self.cancelled:
@@ -139,7 +139,7 @@ class QueuedModel:
         judgments: list[Judgment] = self.submit(prompts, labels).result()
         return judgments
 
-    def submit(self, prompts: Sequence[str], labels: Sequence[str]) -> Future:
+    def submit(self, prompts: Sequence[str], labels: Sequence[str]) -> Future[list[Judgment]]:
         """Check, count against the ticket, and queue ``prompts``; the future holds the judgments."""
         self.model.resolve_labels(labels)
         counts = [self.model.check_prompt(p, what=prompt_name(prompts, i)) for i, p in enumerate(prompts)]

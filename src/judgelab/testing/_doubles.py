@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from judgelab.engine import Judgment
 from judgelab.errors import ContextLengthError, QuestionError
 from judgelab.evaluators import EvaluationRequest, EvaluationResponse
+from judgelab.specs import TaskFormat
 
 __all__ = ["FakeSpec", "ScriptedEvaluator", "ScriptedModel"]
 
@@ -81,7 +82,7 @@ class FakeSpec:
 
     spec_hash: str = "scripted-1"
     id: str = "scripted"
-    tasks: dict = field(default_factory=dict)
+    tasks: dict[str, TaskFormat] = field(default_factory=dict)
 
     def effective_chunk_tokens(self, n_ctx: int) -> int:
         """The whole context (no chunking)."""

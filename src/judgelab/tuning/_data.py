@@ -124,7 +124,7 @@ def _unit_draw(seed: int, unit: str) -> float:
     return int.from_bytes(digest, "big") / 2.0**64
 
 
-def _split_units(rows: Sequence[LabelledRow], share: float, seed: int) -> tuple[list, list]:
+def _split_units(rows: Sequence[LabelledRow], share: float, seed: int) -> tuple[list[LabelledRow], list[LabelledRow]]:
     """(train, held-out) rows, whole units to one side; at least one unit held out when share > 0.
 
     A unit is held out when its draw (``_unit_draw``) is under ``share``, so
@@ -146,7 +146,7 @@ def _split_units(rows: Sequence[LabelledRow], share: float, seed: int) -> tuple[
     return train, held
 
 
-def _balanced(items: list, n: int | None, rng: np.random.Generator) -> list:
+def _balanced(items: list[Example], n: int | None, rng: np.random.Generator) -> list[Example]:
     """Up to ``n`` items (all balanced items when None), half of each ``.label`` where they allow."""
     by_label = {lab: [x for x in items if x.label == lab] for lab in (0, 1)}
     for lab in by_label:

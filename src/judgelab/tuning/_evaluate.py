@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration import LabelledRow, binary_metrics
 from judgelab.engine import JudgeModel
@@ -32,7 +33,7 @@ def pick_heldout(held: Mapping[str, Sequence[LabelledRow]], per_source: int) -> 
     return out
 
 
-def _metrics(labels: np.ndarray, scores: np.ndarray) -> dict[str, float]:
+def _metrics(labels: npt.NDArray[np.int_], scores: npt.NDArray[np.float64]) -> dict[str, float]:
     if len(set(labels.tolist())) < 2:
         return {"n": int(len(labels)), "auroc": float("nan"), "balanced_accuracy": float("nan"),
                 "best_balanced_accuracy": float("nan")}

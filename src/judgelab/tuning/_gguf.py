@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.errors import JudgelabError
 
@@ -66,7 +67,7 @@ def export_gguf_adapter(peft_dir: str | Path, out_path: str | Path, *, arch: str
     config = json.loads((peft_dir / "adapter_config.json").read_text(encoding="utf-8"))
     tensors = load_file(str(peft_dir / "adapter_model.safetensors"))
     names = _tensor_map(arch, n_layers)
-    pairs: dict[str, dict[str, np.ndarray]] = {}
+    pairs: dict[str, dict[str, npt.NDArray[np.float16 | np.float32]]] = {}
     for key, value in tensors.items():
         m = _NAME.match(key)
         if m is None:

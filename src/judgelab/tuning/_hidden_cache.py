@@ -115,11 +115,11 @@ class SplitForward:
         torch = self.torch
         captured: list[Tensor] = []
 
-        def grab(module: Any, args: tuple, kwargs: dict) -> None:
+        def grab(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:  # torch's forward-pre-hook
             captured.append(args[0] if args else kwargs["hidden_states"])
             raise _Stop
 
-        def seen(module: Any, args: tuple, output: Any) -> None:
+        def seen(module: Any, args: tuple[object, ...], output: Any) -> None:
             self.as_tuple = isinstance(output, tuple)
 
         handle = self.decoder.layers[self.first].register_forward_pre_hook(grab, with_kwargs=True)

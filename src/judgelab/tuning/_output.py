@@ -8,10 +8,11 @@ import platform
 import subprocess
 import sys
 import tomllib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgelab.calibration import write_rows
+from judgelab.calibration import LabelledRow, write_rows
 from judgelab.engine import gguf_metadata
 from judgelab.specs import ModelSpec, load_spec
 from judgelab.tuning._checkpoint import RunState
@@ -97,7 +98,7 @@ def _set_files(sets: tuple[str, ...]) -> list[dict[str, str]]:
     return files
 
 
-def _excluded_totals(counts: dict) -> dict[str, int]:
+def _excluded_totals(counts: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
     """Rows excluded for overlapping the ``exclude`` sets, by kind, over every source (and ``total``)."""
     totals: dict[str, int] = {}
     for c in counts.values():
@@ -108,8 +109,8 @@ def _excluded_totals(counts: dict) -> dict[str, int]:
     return totals
 
 
-def write_outputs(trainer: Any, state: RunState, *, heldout_rows: dict, all_heldout: dict, counts: dict,
-                  out: Path) -> Path:
+def write_outputs(trainer: Any, state: RunState, *, heldout_rows: Mapping[str, Sequence[LabelledRow]],
+                  all_heldout: Mapping[str, Sequence[LabelledRow]], counts: dict[str, dict[str, Any]], out: Path) -> Path:
     """Save the adapter in both formats, the tuned spec, the held-out rows, provenance and report."""
     from judgelab.tuning._gguf import export_gguf_adapter
     from judgelab.tuning._report import write_report

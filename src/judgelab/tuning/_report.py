@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ __all__ = ["tuning_report", "write_report"]
 log = logging.getLogger(__name__)
 
 
-def _plot_losses(losses: list, path: Path) -> bool:
+def _plot_losses(losses: Sequence[tuple[int, float]], path: Path) -> bool:
     try:
         import matplotlib
 
@@ -119,7 +120,7 @@ def _excluded(by_kind: dict[str, int] | None) -> str:
     return f"{sum(by_kind.values())} (" + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())) + ")"
 
 
-def write_report(out: Path, provenance: dict[str, Any], losses: list) -> Path:
+def write_report(out: Path, provenance: dict[str, Any], losses: Sequence[tuple[int, float]]) -> Path:
     """``out/report.md`` and ``out/loss.png``."""
     plotted = _plot_losses(losses, out / "loss.png") if losses else False
     path = out / "report.md"

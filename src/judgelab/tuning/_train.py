@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.engine import JudgeModel, load_model
 from judgelab.errors import BackendUnavailableError, DataError, JudgelabError
@@ -107,9 +108,9 @@ def _prepare(model: JudgeModel, config: TuneConfig) -> tuple[
     return examples, held, counts
 
 
-def _schedule(n: int, config: TuneConfig) -> list[np.ndarray]:
+def _schedule(n: int, config: TuneConfig) -> list[npt.NDArray[np.int64]]:
     """The example indices of every step, all epochs, from the seed alone."""
-    steps: list[np.ndarray] = []
+    steps: list[npt.NDArray[np.int64]] = []
     for epoch in range(config.epochs):
         order = np.random.default_rng([config.seed, epoch]).permutation(n)
         steps.extend(order[i:i + config.batch] for i in range(0, n, config.batch))
@@ -196,7 +197,7 @@ class _Trainer:
         device = "cuda" if self.model.backend.device_kind == "cuda" else "cpu"
         return self.torch.autocast(device_type=device, dtype=self.torch.bfloat16, enabled=enabled)
 
-    def step(self, indices: np.ndarray, lr: float) -> tuple[float, int]:
+    def step(self, indices: npt.NDArray[np.int64], lr: float) -> tuple[float, int]:
         """One optimizer step over ``indices``; returns (mean loss, tokens)."""
         torch = self.torch
         self.peft_model.train()
@@ -216,7 +217,7 @@ class _Trainer:
         return total / len(batch), sum(ex.n_tokens for ex in batch)
 
 
-def _evaluate(trainer: _Trainer, rows: dict, label: str) -> dict[str, Any]:
+def _evaluate(trainer: _Trainer, rows: Mapping[str, Sequence[LabelledRow]], label: str) -> dict[str, Any]:
     import torch
 
     trainer.peft_model.eval()
@@ -270,7 +271,8 @@ def tune(config: TuneConfig) -> TuneResult:
     return _run(trainer, steps, state, (heldout, held), counts, out)
 
 
-def _run(trainer: _Trainer, steps: list, state: RunState, rows: tuple[dict, dict], counts: dict,
+def _run(trainer: _Trainer, steps: Sequence[npt.NDArray[np.int64]], state: RunState,
+         rows: tuple[dict[str, list[LabelledRow]], dict[str, list[LabelledRow]]], counts: dict[str, dict[str, Any]],
          out: Path) -> TuneResult:
     config = trainer.config
     heldout, held = rows

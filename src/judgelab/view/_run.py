@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration import (
     Calibrator,
@@ -46,15 +47,15 @@ class Columns:
     the closest calls first (``1 + margin`` for a wrong row, ``-margin`` for a right one; nan for a failed row).
     """
 
-    task: np.ndarray
-    label: np.ndarray
-    score: np.ndarray
-    calibrated: np.ndarray
-    passed: np.ndarray
-    disagreement: np.ndarray
-    group: np.ndarray
-    split: np.ndarray
-    ids: np.ndarray
+    task: npt.NDArray[np.object_]
+    label: npt.NDArray[np.int8]
+    score: npt.NDArray[np.float64]
+    calibrated: npt.NDArray[np.float64]
+    passed: npt.NDArray[np.bool_]
+    disagreement: npt.NDArray[np.float64]
+    group: npt.NDArray[np.object_]
+    split: npt.NDArray[np.object_]
+    ids: npt.NDArray[np.object_]
 
 
 @dataclass

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgelab.view._run import ViewRun
@@ -111,12 +112,12 @@ def table_row(run: ViewRun, i: int) -> TableRow:
                     (row.user_text if row is not None else ""))
 
 
-def _verdict_mask(run: ViewRun, verdict: str) -> np.ndarray:
+def _verdict_mask(run: ViewRun, verdict: str) -> npt.NDArray[np.bool_]:
     c = run.columns
     assert c is not None
     scored = ~np.isnan(c.score)
     right = c.passed == (c.label == 1)
-    masks: dict[str, np.ndarray] = {
+    masks: dict[str, npt.NDArray[np.bool_]] = {
         "wrong": scored & ~right, "right": scored & right,
         "false-pass": scored & c.passed & (c.label == 0), "false-fail": scored & ~c.passed & (c.label == 1),
         "pass": scored & c.passed, "fail": scored & ~c.passed, "error": ~scored,
@@ -124,7 +125,7 @@ def _verdict_mask(run: ViewRun, verdict: str) -> np.ndarray:
     return masks.get(verdict, np.ones(len(c.score), dtype=bool))
 
 
-def _search_mask(run: ViewRun, idx: np.ndarray, q: str) -> np.ndarray:
+def _search_mask(run: ViewRun, idx: npt.NDArray[np.intp], q: str) -> npt.NDArray[np.bool_]:
     """Which of the rows ``idx`` hold ``q`` (case-insensitive) in their id, claim, question or documents."""
     needle = q.lower()
     out = np.zeros(len(idx), dtype=bool)
@@ -136,7 +137,7 @@ def _search_mask(run: ViewRun, idx: np.ndarray, q: str) -> np.ndarray:
     return out
 
 
-def _filtered(run: ViewRun, q: RowQuery) -> np.ndarray:
+def _filtered(run: ViewRun, q: RowQuery) -> npt.NDArray[np.intp]:
     """Indices of the rows that pass the query's filters and search, in records' order."""
     c = run.columns
     assert c is not None
@@ -154,7 +155,7 @@ def _filtered(run: ViewRun, q: RowQuery) -> np.ndarray:
     return idx
 
 
-def _sort_key(run: ViewRun, key: str) -> np.ndarray:
+def _sort_key(run: ViewRun, key: str) -> npt.NDArray[np.float64]:
     c = run.columns
     assert c is not None
     numeric = {"disagreement": c.disagreement, "score": c.score, "calibrated": c.calibrated,
@@ -165,7 +166,7 @@ def _sort_key(run: ViewRun, key: str) -> np.ndarray:
     return np.unique(column, return_inverse=True)[1].astype(float)  # sortable ranks of the strings
 
 
-def _ordered(run: ViewRun, idx: np.ndarray, sort: str, order: Order) -> np.ndarray:
+def _ordered(run: ViewRun, idx: npt.NDArray[np.intp], sort: str, order: Order) -> npt.NDArray[np.intp]:
     """``idx`` sorted by ``sort`` (ties by id order in the file), nan (failed rows) always last."""
     key = _sort_key(run, sort if sort in SORT_KEYS else "disagreement")[idx]
     nan = np.isnan(key)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
@@ -41,7 +42,7 @@ AGREEMENT_ROWS = {"split": "held-out (test split)", "cv": "held-out (cross-valid
 MIN_LENGTH_ROWS = 5
 
 
-def _counts(y: np.ndarray, s: np.ndarray, threshold: float | np.ndarray) -> tuple[float, float, float, float]:
+def _counts(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], threshold: float | npt.NDArray[np.float64]) -> tuple[float, float, float, float]:
     pred = s >= threshold
     pos = y == 1
     tp = float(np.count_nonzero(pred & pos))
@@ -87,7 +88,7 @@ def true_negative_rate(y_true: ArrayLike, y_score: ArrayLike, *, threshold: floa
     return tn / (tn + fp) if tn + fp else _degenerate("TNR", "y_true has no row labelled 0")
 
 
-def _rho(a: np.ndarray, b: np.ndarray) -> float:
+def _rho(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
     ra, rb = _rankdata(a), _rankdata(b)
     ra, rb = ra - ra.mean(), rb - rb.mean()
     den = math.sqrt(float(np.dot(ra, ra) * np.dot(rb, rb)))
@@ -106,7 +107,7 @@ def spearman_correlation(x: ArrayLike, y: ArrayLike) -> float:
     return _degenerate("Spearman correlation", "one sample is constant") if math.isnan(r) else r
 
 
-def _quiet_spearman(x: np.ndarray, y: np.ndarray) -> float:
+def _quiet_spearman(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> float:
     return _rho(x, y) if len(x) >= MIN_LENGTH_ROWS else math.nan
 
 
@@ -139,7 +140,7 @@ class Agreement:
         return self.record().model_dump()
 
 
-def _agreement_stat(y: np.ndarray, s: np.ndarray, t: np.ndarray) -> dict[str, float]:
+def _agreement_stat(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], t: npt.NDArray[np.float64]) -> dict[str, float]:
     tp, fp, fn, tn = _counts(y, s, t)
     return {"kappa": _kappa(tp, fp, fn, tn), "tpr": tp / (tp + fn) if tp + fn else math.nan,
             "tnr": tn / (tn + fp) if tn + fp else math.nan}
@@ -149,7 +150,7 @@ def agreement(
     y_true: ArrayLike,
     y_score: ArrayLike,
     *,
-    threshold: float | np.ndarray = 0.5,
+    threshold: float | npt.NDArray[np.float64] = 0.5,
     units: Iterable[str] | None = None,
     rows: str = "all",
     n_resamples: int = 1000,
@@ -256,7 +257,7 @@ def length_bias(
     y, s, n_len = y[known], s[known], n_len[known]
     u = None if units is None else np.asarray(list(units))[known]
 
-    def stat(y: np.ndarray, s: np.ndarray, n: np.ndarray) -> dict[str, float]:
+    def stat(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], n: npt.NDArray[np.float64]) -> dict[str, float]:
         return {str(k): _quiet_spearman(n[y == k], s[y == k]) for k in (1, 0)}
 
     res = bootstrap_many(stat, [y, s, n_len], n_resamples=n_resamples, seed=seed, units=shared_units(u))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis._agreement import AGREEMENT_ROWS, agreement, records_length_bias
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
@@ -53,11 +54,11 @@ class PlotArrays:
     labels ``s_tuning`` and ``y_tuning``.
     """
 
-    y: np.ndarray
-    s: np.ndarray
-    s_cal: np.ndarray
-    s_tuning: np.ndarray
-    y_tuning: np.ndarray
+    y: npt.NDArray[np.int_]
+    s: npt.NDArray[np.float64]
+    s_cal: npt.NDArray[np.float64]
+    s_tuning: npt.NDArray[np.float64]
+    y_tuning: npt.NDArray[np.int_]
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def _expected_degenerate(sink: list[str]) -> Iterator[None]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def _fit_calibrator(kind: str, s: np.ndarray, y: np.ndarray) -> Calibrator | None:
+def _fit_calibrator(kind: str, s: npt.NDArray[np.float64], y: npt.NDArray[np.int_]) -> Calibrator | None:
     try:
         return make_calibrator(kind).fit(s, y)
     except Exception as exc:  # e.g. one class only
@@ -228,7 +229,7 @@ def analyze(
     return Analysis(m, plots, final_cal, tuple(undefined))
 
 
-def _single_class(*labels: np.ndarray) -> int | None:
+def _single_class(*labels: npt.NDArray[np.int_]) -> int | None:
     """The label when every scored row has the same one, else ``None``."""
     seen = set().union(*(np.unique(y).tolist() for y in labels))
     return int(next(iter(seen))) if len(seen) == 1 else None
@@ -240,11 +241,11 @@ class _Scored:
 
     task: str
     ok: list[ScoreRecord]
-    y: np.ndarray
-    s: np.ndarray
-    groups: np.ndarray  # the reporting category (``ScoreRecord.group``): metrics per group
-    splits: np.ndarray
-    units: np.ndarray  # the resampling unit (``ScoreRecord.unit``): folds and bootstraps
+    y: npt.NDArray[np.int_]
+    s: npt.NDArray[np.float64]
+    groups: npt.NDArray[np.str_]  # the reporting category (``ScoreRecord.group``): metrics per group
+    splits: npt.NDArray[np.str_]
+    units: npt.NDArray[np.str_]  # the resampling unit (``ScoreRecord.unit``): folds and bootstraps
 
 
 def _scored(records: Sequence[ScoreRecord]) -> _Scored:
@@ -265,7 +266,7 @@ def _scored(records: Sequence[ScoreRecord]) -> _Scored:
     )
 
 
-def _data_notes(data: _Scored, heldout: dict[str, Interval], held: np.ndarray) -> list[str]:
+def _data_notes(data: _Scored, heldout: dict[str, Interval], held: npt.NDArray[np.bool_]) -> list[str]:
     notes = [w for w in [interval_warning(data.units[held], heldout, what="held-out intervals")] if w]
     if set(np.unique(data.s)) <= {0.0, 1.0}:
         notes.append(
@@ -288,10 +289,10 @@ class _Tuning:
 
     threshold: float
     band: AbstainBand
-    thr_row: np.ndarray
-    band_low: np.ndarray
-    band_high: np.ndarray
-    s_cal_row: dict[str, np.ndarray]
+    thr_row: npt.NDArray[np.float64]
+    band_low: npt.NDArray[np.float64]
+    band_high: npt.NDArray[np.float64]
+    s_cal_row: dict[str, npt.NDArray[np.float64]]
 
 
 def _tune(data: _Scored, plan: SplitPlan, st: ThresholdStrategy, target_error: float) -> _Tuning:
@@ -301,7 +302,7 @@ def _tune(data: _Scored, plan: SplitPlan, st: ThresholdStrategy, target_error: f
                      np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan),
                      {k: np.full(n, np.nan) for k in CALIBRATORS})
 
-    def tune_and_apply(train: np.ndarray, target: np.ndarray) -> tuple[float, AbstainBand]:
+    def tune_and_apply(train: npt.NDArray[np.bool_], target: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> tuple[float, AbstainBand]:
         threshold = choose_threshold(data.y[train], data.s[train], st)
         b = abstain_band(data.y[train], data.s[train], target_error=target_error)
         tuning.thr_row[target] = threshold
@@ -332,7 +333,7 @@ def _heldout_metrics(
     held = plan.held
     y_h, s_h, t_h = data.y[held], data.s[held], tuning.thr_row[held]
 
-    def stat(y: np.ndarray, s: np.ndarray, t: np.ndarray) -> dict[str, float]:
+    def stat(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], t: npt.NDArray[np.float64]) -> dict[str, float]:
         return fast_binary_metrics(y, s, t)
 
     # Rows of one unit are resampled together; with no unit of several rows
@@ -381,7 +382,8 @@ def _calibration_table(data: _Scored, plan: SplitPlan, tuning: _Tuning) -> dict[
     return calibration
 
 
-def _pooled_band(y: np.ndarray, s: np.ndarray, low: np.ndarray, high: np.ndarray, target_error: float) -> AbstainBand:
+def _pooled_band(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], low: npt.NDArray[np.float64], high: npt.NDArray[np.float64],
+                 target_error: float) -> AbstainBand:
     decided = (s < low) | (s >= high)
     wrong = ((s >= high) & (y == 0)) | ((s < low) & (y == 1))
     n_dec = int(decided.sum())

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration.data import IntervalRecord, renamed_keyword
@@ -71,7 +72,7 @@ def _check(n_resamples: int, confidence: float) -> None:
         raise JudgelabError(f"The 'confidence' parameter must be in (0, 1). Got {confidence!r} instead.")
 
 
-def shared_units(units: Iterable[str] | None) -> np.ndarray | None:
+def shared_units(units: Iterable[str] | None) -> npt.NDArray[np.str_] | None:
     """``units`` as an array when some unit holds more than one row, else None (the plain row bootstrap).
 
     Drawing single-row units one by one is the row bootstrap, but with other
@@ -84,7 +85,7 @@ def shared_units(units: Iterable[str] | None) -> np.ndarray | None:
     return u if len(u) and len(np.unique(u)) < len(u) else None
 
 
-def _unit_indices(units: Iterable[str], n_resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+def _unit_indices(units: Iterable[str], n_resamples: int, rng: np.random.Generator) -> list[npt.NDArray[np.intp]]:
     """Resample whole units with replacement; each resample keeps all rows of its units."""
     _, inverse = np.unique(np.asarray(list(units)), return_inverse=True)
     members = [np.flatnonzero(inverse == c) for c in range(inverse.max() + 1)]
@@ -92,7 +93,7 @@ def _unit_indices(units: Iterable[str], n_resamples: int, rng: np.random.Generat
     return [np.concatenate([members[c] for c in row]) for row in picks]
 
 
-def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator, strata: ArrayLike | None) -> np.ndarray:
+def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator, strata: ArrayLike | None) -> npt.NDArray[np.intp]:
     if strata is None:
         return rng.integers(0, n, size=(n_resamples, n))
     strata = np.asarray(strata)
@@ -105,7 +106,7 @@ def _resample_indices(n: int, n_resamples: int, rng: np.random.Generator, strata
 
 def bootstrap_many(
     statistic: Callable[..., dict[str, float]],
-    arrays: Sequence[np.ndarray],
+    arrays: Sequence[npt.NDArray[np.generic]],
     *,
     n_resamples: int = 1000,
     confidence: float = 0.95,
@@ -154,7 +155,7 @@ def bootstrap_many(
     rng = np.random.default_rng(seed)
     if units is not None and strata is not None:
         raise JudgelabError("bootstrap_many takes strata or units, not both.")
-    idx: np.ndarray | list[np.ndarray]
+    idx: npt.NDArray[np.intp] | list[npt.NDArray[np.intp]]
     if units is not None:
         idx = _unit_indices(units, n_resamples, rng)
     else:
@@ -201,9 +202,9 @@ def bootstrap_interval(
 
 def paired_difference(
     statistic: Callable[..., float],
-    shared: Sequence[np.ndarray],
-    a: Sequence[np.ndarray],
-    b: Sequence[np.ndarray],
+    shared: Sequence[npt.NDArray[np.generic]],
+    a: Sequence[npt.NDArray[np.generic]],
+    b: Sequence[npt.NDArray[np.generic]],
     *,
     units: Iterable[str] | None = None,
     n_resamples: int = 1000,
@@ -220,7 +221,7 @@ def paired_difference(
     """
     k_shared, k_a = len(shared), len(a)
 
-    def stat(*arrays: np.ndarray) -> dict[str, float]:
+    def stat(*arrays: npt.NDArray[np.generic]) -> dict[str, float]:
         s, x, y = arrays[:k_shared], arrays[k_shared:k_shared + k_a], arrays[k_shared + k_a:]
         return {"d": statistic(*s, *y) - statistic(*s, *x)}
 
@@ -230,8 +231,8 @@ def paired_difference(
 
 def unpaired_difference(
     statistic: Callable[..., float],
-    a: Sequence[np.ndarray],
-    b: Sequence[np.ndarray],
+    a: Sequence[npt.NDArray[np.generic]],
+    b: Sequence[npt.NDArray[np.generic]],
     *,
     units: tuple[Iterable[str], Iterable[str]] | None = None,
     n_resamples: int = 1000,
@@ -247,10 +248,10 @@ def unpaired_difference(
     """
     rng = np.random.default_rng(seed)
 
-    def draws(side: Sequence[np.ndarray], side_units: Iterable[str] | None) -> tuple[float, np.ndarray]:
+    def draws(side: Sequence[npt.NDArray[np.generic]], side_units: Iterable[str] | None) -> tuple[float, npt.NDArray[np.float64]]:
         arrays = [np.asarray(x) for x in side]
         point = statistic(*arrays)
-        idx: np.ndarray | list[np.ndarray]
+        idx: npt.NDArray[np.intp] | list[npt.NDArray[np.intp]]
         if side_units is None:
             idx = rng.integers(0, len(arrays[0]), size=(n_resamples, len(arrays[0])))
         else:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, make_calibrator
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
@@ -68,11 +69,11 @@ class CalibratorChoice:
                                       cv_ece=dict(self.cv_ece), replaced_by_raw=self.guarded)
 
 
-def _ece(y: np.ndarray, s: np.ndarray) -> float:
+def _ece(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> float:
     return float(fast_binary_metrics(y, s, 0.5)["ece"]) if len(y) else math.nan
 
 
-def cross_validated_ece(s: np.ndarray, y: np.ndarray, folds: Sequence[np.ndarray]) -> dict[str, float]:
+def cross_validated_ece(s: npt.NDArray[np.float64], y: npt.NDArray[np.int_], folds: Sequence[npt.NDArray[np.intp]]) -> dict[str, float]:
     """ECE of each candidate over the pooled out-of-fold predictions (raw: the scores themselves)."""
     out = {"raw": _ece(y, s)}
     for kind in CALIBRATORS:
@@ -97,7 +98,7 @@ def _pick(cv: Mapping[str, float]) -> str:
     return next(k for k in CANDIDATES if k in usable and usable[k] <= best + TIE)
 
 
-def _auto(s: np.ndarray, y: np.ndarray, folds: Sequence[np.ndarray] | None) -> CalibratorChoice:
+def _auto(s: npt.NDArray[np.float64], y: npt.NDArray[np.int_], folds: Sequence[npt.NDArray[np.intp]] | None) -> CalibratorChoice:
     if not folds:
         return CalibratorChoice("raw", "auto", "raw scores shipped: too few tuning rows of each class to "
                                 "cross-validate a calibrator (pass --calibrator NAME to fit one anyway)")
@@ -111,9 +112,9 @@ def _auto(s: np.ndarray, y: np.ndarray, folds: Sequence[np.ndarray] | None) -> C
 
 def choose_calibrator(
     requested: str,
-    s_tuning: np.ndarray,
-    y_tuning: np.ndarray,
-    folds: Sequence[np.ndarray] | None,
+    s_tuning: npt.NDArray[np.float64],
+    y_tuning: npt.NDArray[np.int_],
+    folds: Sequence[npt.NDArray[np.intp]] | None,
     heldout: Mapping[str, Mapping[str, float]],
 ) -> CalibratorChoice:
     """Pick the calibrator to ship.

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.errors import DataError, JudgelabError
@@ -38,18 +39,18 @@ class NotFittedError(JudgelabError, AttributeError):
     """A calibrator was asked to predict before it was fitted."""
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
-    q: np.ndarray = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
-    out: np.ndarray = np.log(q) - np.log1p(-q)
+def _logit(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    q: npt.NDArray[np.float64] = np.clip(np.asarray(p, dtype=float), _EPS, 1 - _EPS)
+    out: npt.NDArray[np.float64] = np.log(q) - np.log1p(-q)
     return out
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    out: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+def _sigmoid(z: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    out: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-z))
     return out
 
 
-def _check_fit_input(scores: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _check_fit_input(scores: ArrayLike, labels: ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int_]]:
     s = np.asarray(scores, dtype=float).ravel()
     y = np.asarray(labels).ravel()
     if s.shape != y.shape or s.size == 0:
@@ -74,7 +75,7 @@ class Calibrator:
         self.n_fit_ = int(s.size)
         return self
 
-    def predict(self, scores: ArrayLike) -> np.ndarray:
+    def predict(self, scores: ArrayLike) -> npt.NDArray[np.float64]:
         """Calibrated scores, same shape as ``scores``."""
         if not self.is_fitted:
             raise NotFittedError(
@@ -82,7 +83,7 @@ class Calibrator:
                 "or load a fitted one with load_calibrator(path)."
             )
         s = np.asarray(scores, dtype=float)
-        out: np.ndarray = np.clip(self._predict(s.ravel()), 0.0, 1.0).reshape(s.shape)
+        out: npt.NDArray[np.float64] = np.clip(self._predict(s.ravel()), 0.0, 1.0).reshape(s.shape)
         return out
 
     @property
@@ -112,10 +113,10 @@ class Calibrator:
         return f"{type(self).__name__}({params})"
 
     # subclass hooks
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover - abstract
+    def _fit(self, s: npt.NDArray[np.float64], y: npt.NDArray[np.int_]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _predict(self, s: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+    def _predict(self, s: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _params(self) -> dict[str, float | list[float]]:  # pragma: no cover - abstract
@@ -131,7 +132,7 @@ class TemperatureScaling(Calibrator):
     kind = "temperature"
     _state = ("temperature_",)
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+    def _fit(self, s: npt.NDArray[np.float64], y: npt.NDArray[np.int_]) -> None:
         from scipy.optimize import minimize_scalar
 
         z = _logit(s)
@@ -143,7 +144,7 @@ class TemperatureScaling(Calibrator):
         res = minimize_scalar(nll, bounds=(-5.0, 5.0), method="bounded")
         self.temperature_ = float(np.exp(res.x))
 
-    def _predict(self, s: np.ndarray) -> np.ndarray:
+    def _predict(self, s: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         return _sigmoid(_logit(s) / self.temperature_)
 
     def _params(self) -> dict[str, float | list[float]]:
@@ -159,7 +160,7 @@ class PlattCalibrator(Calibrator):
     kind = "platt"
     _state = ("coef_", "intercept_")
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+    def _fit(self, s: npt.NDArray[np.float64], y: npt.NDArray[np.int_]) -> None:
         from sklearn.linear_model import LogisticRegression
 
         if y.min() == y.max():
@@ -169,7 +170,7 @@ class PlattCalibrator(Calibrator):
         self.coef_ = float(lr.coef_[0, 0])
         self.intercept_ = float(lr.intercept_[0])
 
-    def _predict(self, s: np.ndarray) -> np.ndarray:
+    def _predict(self, s: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         return _sigmoid(self.coef_ * _logit(s) + self.intercept_)
 
     def _params(self) -> dict[str, float | list[float]]:
@@ -186,7 +187,7 @@ class IsotonicCalibrator(Calibrator):
     kind = "isotonic"
     _state = ("x_thresholds_", "y_thresholds_")
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+    def _fit(self, s: npt.NDArray[np.float64], y: npt.NDArray[np.int_]) -> None:
         from sklearn.isotonic import IsotonicRegression
 
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip", increasing=True)
@@ -194,8 +195,8 @@ class IsotonicCalibrator(Calibrator):
         self.x_thresholds_ = np.asarray(iso.X_thresholds_, dtype=float)
         self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float)
 
-    def _predict(self, s: np.ndarray) -> np.ndarray:
-        out: np.ndarray = np.interp(s, self.x_thresholds_, self.y_thresholds_)
+    def _predict(self, s: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = np.interp(s, self.x_thresholds_, self.y_thresholds_)
         return out
 
     def _params(self) -> dict[str, float | list[float]]:

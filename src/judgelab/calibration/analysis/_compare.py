@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis._bootstrap import Interval
@@ -68,7 +69,7 @@ class Comparison:
     resampling: PairResampling = field(default_factory=lambda: PairResampling(0, 0))
     """How the bootstrap drew the rows (rows of one unit together)."""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         def num(x: object) -> object:
             return None if isinstance(x, float) and math.isnan(x) else x
 
@@ -124,7 +125,7 @@ def compare_runs(
     sa = np.array([a[i].score for i in ids], dtype=float)
     sb = np.array([b[i].score for i in ids], dtype=float)
 
-    def diff(y: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> dict[str, float]:
+    def diff(y: npt.NDArray[np.int_], sa: npt.NDArray[np.float64], sb: npt.NDArray[np.float64]) -> dict[str, float]:
         ma = fast_binary_metrics(y, sa, threshold_a)
         mb = fast_binary_metrics(y, sb, threshold_b)
         return {k: mb[k] - ma[k] for k in COMPARED}

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 from sklearn import metrics as skm
 
@@ -34,7 +35,7 @@ class DegenerateMetricWarning(UserWarning):
     """A metric is undefined on this input (e.g. only one class) and is nan."""
 
 
-def _validate(y_true: ArrayLike, y_score: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _validate(y_true: ArrayLike, y_score: ArrayLike) -> tuple[npt.NDArray[np.int_], npt.NDArray[np.float64]]:
     y = np.asarray(y_true)
     s = np.asarray(y_score, dtype=float)
     if y.ndim != 1 or s.shape != y.shape:
@@ -55,7 +56,7 @@ def _degenerate(name: str, why: str) -> float:
 
 def calibration_bins(
     y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = 10, strategy: str = "uniform"
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int_]]:
     """Per-bin mean predicted probability, observed frequency and count.
 
     Parameters
@@ -85,7 +86,7 @@ def calibration_bins(
     return sum_p[keep] / counts[keep], sum_y[keep] / counts[keep], counts[keep]
 
 
-def _bin_index(p: np.ndarray, n_bins: int, quantile: bool) -> np.ndarray:
+def _bin_index(p: npt.NDArray[np.float64], n_bins: int, quantile: bool) -> npt.NDArray[np.intp]:
     """Bin of each probability: equal-width [lo, hi) bins (the last closed), or
     equal-mass bins by rank (so ties cannot empty a bin)."""
     if quantile:
@@ -109,36 +110,38 @@ def expected_calibration_error(y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: 
     return float(np.sum(counts * np.abs(mean_pred - frac_pos)) / total)
 
 
-def _one_class(y: np.ndarray) -> bool:
+def _one_class(y: npt.NDArray[np.int_]) -> bool:
     return y.size == 0 or y.min() == y.max()
 
 
-def _auroc(y: np.ndarray, s: np.ndarray) -> float:
+def _auroc(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> float:
     if _one_class(y):
         return _degenerate("AUROC", "y_true holds one class only")
     return float(skm.roc_auc_score(y, s))
 
 
-def _auprc(y: np.ndarray, s: np.ndarray) -> float:
+def _auprc(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> float:
     if y.size == 0 or y.sum() == 0:
         return _degenerate("AUPRC", "y_true has no positive rows")
     return float(skm.average_precision_score(y, s))
 
 
-def _log_loss(y: np.ndarray, s: np.ndarray) -> float:
+def _log_loss(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> float:
     if y.size == 0:
         return _degenerate("log loss", "no rows")
     return float(skm.log_loss(y, np.clip(s, _EPS, 1 - _EPS), labels=[0, 1]))
 
 
-def _brier(y: np.ndarray, s: np.ndarray) -> float:
+def _brier(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> float:
     if y.size == 0:
         return _degenerate("Brier score", "no rows")
     return float(skm.brier_score_loss(y, s, pos_label=1))
 
 
-def _thresholded(name: str, fn: Callable[..., float], need: str | None = None) -> Callable[[np.ndarray, np.ndarray, float], float]:
-    def metric(y: np.ndarray, s: np.ndarray, threshold: float) -> float:
+def _thresholded(
+    name: str, fn: Callable[..., float], need: str | None = None
+) -> Callable[[npt.NDArray[np.int_], npt.NDArray[np.float64], float], float]:
+    def metric(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], threshold: float) -> float:
         pred = (s >= threshold).astype(int)
         if y.size == 0:
             return _degenerate(name, "no rows")
@@ -161,7 +164,7 @@ def _thresholded(name: str, fn: Callable[..., float], need: str | None = None) -
 
 
 # Metrics that need a threshold: (y, s, threshold) -> float.
-THRESHOLD_METRICS: dict[str, Callable[[np.ndarray, np.ndarray, float], float]] = {
+THRESHOLD_METRICS: dict[str, Callable[[npt.NDArray[np.int_], npt.NDArray[np.float64], float], float]] = {
     "accuracy": _thresholded("accuracy", skm.accuracy_score),
     "balanced_accuracy": _thresholded("balanced accuracy", skm.balanced_accuracy_score, "both"),
     "precision": _thresholded("precision", lambda y, p: skm.precision_score(y, p, zero_division=0), "pos_pred"),
@@ -172,7 +175,7 @@ THRESHOLD_METRICS: dict[str, Callable[[np.ndarray, np.ndarray, float], float]] =
 }
 
 # Metrics of the scores themselves: (y, s) -> float.
-METRICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+METRICS: dict[str, Callable[[npt.NDArray[np.int_], npt.NDArray[np.float64]], float]] = {
     "auroc": _auroc,
     "auprc": _auprc,
     "brier": _brier,
@@ -206,7 +209,7 @@ def binary_metrics(y_true: ArrayLike, y_score: ArrayLike, *, threshold: float = 
     return out
 
 
-def _ece_fast(y: np.ndarray, p: np.ndarray, n_bins: int, quantile: bool) -> float:
+def _ece_fast(y: npt.NDArray[np.int_], p: npt.NDArray[np.float64], n_bins: int, quantile: bool) -> float:
     n = len(p)
     if n == 0:
         return math.nan
@@ -215,7 +218,7 @@ def _ece_fast(y: np.ndarray, p: np.ndarray, n_bins: int, quantile: bool) -> floa
     return float(gap.sum() / n)
 
 
-def fast_binary_metrics(y: np.ndarray, s: np.ndarray, threshold: float | np.ndarray = 0.5) -> dict[str, float]:
+def fast_binary_metrics(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], threshold: float | npt.NDArray[np.float64] = 0.5) -> dict[str, float]:
     """``binary_metrics`` in plain numpy, for bootstrap resamples (no warnings).
 
     Same values as the scikit-learn based ``binary_metrics`` (the test suite
@@ -272,7 +275,7 @@ def fast_binary_metrics(y: np.ndarray, s: np.ndarray, threshold: float | np.ndar
     return out
 
 
-def _rankdata(a: np.ndarray) -> np.ndarray:
+def _rankdata(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Average ranks (1-based) with ties, like ``scipy.stats.rankdata``."""
     order = np.argsort(a, kind="mergesort")
     sa = a[order]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many
 from judgelab.calibration.data import warn_renamed
@@ -46,7 +47,7 @@ class PairResampling:
         return {"rows": self.n_rows, "groups": self.n_units, "by_pair": self.by_pair}
 
 
-def pair_units(*keys: Sequence[str]) -> np.ndarray:
+def pair_units(*keys: Sequence[str]) -> npt.NDArray[np.int_]:
     """One unit per row, joining rows that share a unit in any of ``keys``.
 
     Parameters
@@ -83,20 +84,20 @@ def pair_units(*keys: Sequence[str]) -> np.ndarray:
     return np.asarray(labels, dtype=int)
 
 
-def pair_groups(*keys: Sequence[str]) -> np.ndarray:
+def pair_groups(*keys: Sequence[str]) -> npt.NDArray[np.int_]:
     """Deprecated name of ``pair_units`` (warns; removed in the next release)."""
     warn_renamed("pair_groups", "pair_units", "judgelab.calibration")
     return pair_units(*keys)
 
 
-def _resampling(units: np.ndarray) -> PairResampling:
+def _resampling(units: npt.NDArray[np.int_]) -> PairResampling:
     return PairResampling(len(units), len(np.unique(units)) if len(units) else 0)
 
 
 def unit_bootstrap(
     statistic: Callable[..., dict[str, float]],
-    arrays: Sequence[np.ndarray],
-    units: np.ndarray,
+    arrays: Sequence[npt.NDArray[np.generic]],
+    units: npt.NDArray[np.int_],
     *,
     n_resamples: int = 1000,
     confidence: float = 0.95,

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis._bootstrap import Interval
 from judgelab.calibration.data import GeneratorStatsRecord, SelfPreferenceRecord
@@ -76,7 +77,7 @@ class SelfPreference:
     measurable: bool
     message: str
     n_unknown: int = 0
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     def record(self) -> SelfPreferenceRecord:
         """The measurement as ``metrics.json`` keeps it (``self_stats`` as ``self``, ``n_unknown`` as ``n_unknown_generator``)."""
@@ -91,11 +92,11 @@ class SelfPreference:
         )
 
 
-def _rate(x: np.ndarray) -> float:
+def _rate(x: npt.NDArray[np.float64]) -> float:
     return float(x.mean()) if x.size else math.nan
 
 
-def _stats(name: str, is_self: bool, passed: np.ndarray, label: np.ndarray) -> GeneratorStats:
+def _stats(name: str, is_self: bool, passed: npt.NDArray[np.float64], label: npt.NDArray[np.int_]) -> GeneratorStats:
     return GeneratorStats(
         generator=name,
         is_self=is_self,
@@ -108,7 +109,7 @@ def _stats(name: str, is_self: bool, passed: np.ndarray, label: np.ndarray) -> G
     )
 
 
-def _gap(passed: np.ndarray, is_self: np.ndarray, rng: np.random.Generator, n_resamples: int, n_permutations: int,
+def _gap(passed: npt.NDArray[np.float64], is_self: npt.NDArray[np.bool_], rng: np.random.Generator, n_resamples: int, n_permutations: int,
          confidence: float) -> tuple[Interval, float]:
     """Gap in pass rate self - other, its bootstrap interval and permutation p-value."""
     ps, po = passed[is_self], passed[~is_self]
@@ -162,8 +163,8 @@ def _verdict(patterns: tuple[str, ...], gens: Sequence[str], self_stats: Generat
 
 
 def self_preference(
-    passed: Sequence[bool] | np.ndarray,
-    labels: Sequence[int] | np.ndarray,
+    passed: Sequence[bool] | npt.NDArray[np.bool_],
+    labels: Sequence[int] | npt.NDArray[np.int_],
     generators: Sequence[str | None],
     patterns: Iterable[str],
     *,

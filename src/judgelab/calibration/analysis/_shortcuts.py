@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_interval
 from judgelab.calibration.data import LabelledRow
@@ -37,7 +38,7 @@ class ShortcutReport:
         return max(abs(i.estimate - 0.5) for i in (self.claim_only, self.document_length, self.claim_length))
 
 
-def _auroc(y: np.ndarray, s: np.ndarray) -> float:
+def _auroc(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> float:
     from sklearn.metrics import roc_auc_score
 
     return float(roc_auc_score(y, s)) if len(set(y.tolist())) == 2 else float("nan")
@@ -67,7 +68,7 @@ def _folds(rows: Sequence[LabelledRow]) -> list[int]:
     return [find(i) for i in range(len(rows))]
 
 
-def _claim_only_scores(rows: Sequence[LabelledRow], y: np.ndarray, folds: int, seed: int) -> np.ndarray:
+def _claim_only_scores(rows: Sequence[LabelledRow], y: npt.NDArray[np.int_], folds: int, seed: int) -> npt.NDArray[np.float64]:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold

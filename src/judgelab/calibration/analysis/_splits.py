@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.data import warn_renamed
 
 __all__ = ["SplitPlan", "group_folds", "split_plan", "unit_folds"]
 
 
-def unit_folds(y: np.ndarray, units: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
+def unit_folds(y: npt.NDArray[np.int_], units: npt.NDArray[np.str_], k: int, seed: int | None) -> list[npt.NDArray[np.intp]] | None:
     """Test-row indices of each cross-validation fold, or None when there are too few rows.
 
     Rows that share a unit (``ScoreRecord.unit``) always land in the same
@@ -42,7 +43,7 @@ def unit_folds(y: np.ndarray, units: np.ndarray, k: int, seed: int | None) -> li
     return folds if len(folds) >= 2 else None
 
 
-def group_folds(y: np.ndarray, groups: np.ndarray, k: int, seed: int | None) -> list[np.ndarray] | None:
+def group_folds(y: npt.NDArray[np.int_], groups: npt.NDArray[np.str_], k: int, seed: int | None) -> list[npt.NDArray[np.intp]] | None:
     """Deprecated name of ``unit_folds`` (warns; removed in the next release)."""
     warn_renamed("group_folds", "unit_folds", "judgelab.calibration.analysis")
     return unit_folds(y, groups, k, seed)
@@ -59,12 +60,12 @@ class SplitPlan:
 
     mode: str
     note: str
-    tune: np.ndarray
-    held: np.ndarray
-    folds: list[np.ndarray] | None = None
+    tune: npt.NDArray[np.bool_]
+    held: npt.NDArray[np.bool_]
+    folds: list[npt.NDArray[np.intp]] | None = None
 
 
-def split_plan(y: np.ndarray, splits: np.ndarray, units: np.ndarray, k_folds: int, seed: int | None) -> SplitPlan:
+def split_plan(y: npt.NDArray[np.int_], splits: npt.NDArray[np.str_], units: npt.NDArray[np.str_], k_folds: int, seed: int | None) -> SplitPlan:
     """Dev/test when the rows carry both splits, else unit-grouped folds, else in-sample.
 
     The one place that decides how rows are held out: ``analyze`` tunes the

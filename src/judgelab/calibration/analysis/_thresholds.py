@@ -8,6 +8,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration.data import AbstainBandRecord
@@ -68,7 +69,8 @@ def parse_strategy(text: str | ThresholdStrategy) -> ThresholdStrategy:
     raise JudgelabError(f"The threshold strategy must be {_STRATEGY_HELP}. Got {text!r} instead.")
 
 
-def _candidates(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _candidates(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> tuple[
+        npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Every distinct decision: thresholds between sorted distinct scores.
 
     Returns thresholds ``t`` (ascending) and, for ``score >= t``, the counts
@@ -92,7 +94,7 @@ def _candidates(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return t, tp.astype(float), fp.astype(float), fn.astype(float), tn.astype(float)
 
 
-def threshold_curve(y_true: ArrayLike, y_score: ArrayLike) -> dict[str, np.ndarray]:
+def threshold_curve(y_true: ArrayLike, y_score: ArrayLike) -> dict[str, npt.NDArray[np.float64]]:
     """Metrics at every distinct threshold (for threshold-vs-metric plots).
 
     Returns

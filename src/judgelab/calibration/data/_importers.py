@@ -164,7 +164,7 @@ def import_faithbench(
 _FAITHBENCH_COLUMNS = ("source", "summary", "LLM")
 
 
-def _faithbench_rows(path: Path, reader: csv.DictReader, questionable: str, label_field: str) -> list[LabelledRow]:
+def _faithbench_rows(path: Path, reader: csv.DictReader[str], questionable: str, label_field: str) -> list[LabelledRow]:
     needed = (*_FAITHBENCH_COLUMNS, label_field)
     missing = [c for c in needed if c not in (reader.fieldnames or ())]
     if missing:

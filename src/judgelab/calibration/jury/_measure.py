@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis import Interval, SelfPreference, bootstrap_many, fast_binary_metrics, fleiss_kappa, self_preference, shared_units
 from judgelab.calibration.data import ScoreRecord
@@ -60,7 +61,7 @@ class JuryMeasurement:
     self_preference: dict[str, dict[str, SelfPreference]]
 
 
-def _metrics(y: np.ndarray, s: np.ndarray, passed: np.ndarray) -> dict[str, float]:
+def _metrics(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], passed: npt.NDArray[np.bool_]) -> dict[str, float]:
     m = fast_binary_metrics(y, s, 0.5)  # AUROC and ECE do not depend on the threshold
     tpr = passed[y == 1].mean() if (y == 1).any() else math.nan
     tnr = (~passed[y == 0]).mean() if (y == 0).any() else math.nan
@@ -72,7 +73,8 @@ def _passed(r: ScoreRecord) -> bool:
     return bool(r.passed) if r.passed is not None else r.score is not None and r.score >= 0.5
 
 
-def _difference(y: np.ndarray, sj: np.ndarray, pj: np.ndarray, sm: np.ndarray, pm: np.ndarray) -> dict[str, float]:
+def _difference(y: npt.NDArray[np.int_], sj: npt.NDArray[np.float64], pj: npt.NDArray[np.float64], sm: npt.NDArray[np.float64],
+                pm: npt.NDArray[np.float64]) -> dict[str, float]:
     """Jury minus member on one resample (verdicts arrive as floats from the bootstrap)."""
     a, b = _metrics(y, sj, pj.astype(bool)), _metrics(y, sm, pm.astype(bool))
     return {m: a[m] - b[m] for m in JURY_METRICS}

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration.policy._fit_result import CascadeFit, PolicyFit
@@ -90,14 +91,14 @@ class CascadeFitOptions:
         if self.max_grid < 3:
             raise ParameterError(f"The 'max_grid' parameter of fit_cascade must be >= 3. Got {self.max_grid!r} instead.")
 
-    def stage_costs(self, k: int) -> np.ndarray:
+    def stage_costs(self, k: int) -> npt.NDArray[np.float64]:
         if self.costs is None:
             return np.ones(k)
         if len(self.costs) != k:
             raise ParameterError(f"fit_cascade got {len(self.costs)} costs for {k} stages; give one cost per stage.")
         return np.asarray(self.costs, dtype=float)
 
-    def abstain(self, costs: np.ndarray) -> float:
+    def abstain(self, costs: npt.NDArray[np.float64]) -> float:
         return float(self.abstain_cost) if self.abstain_cost is not None else ABSTAIN_COST_FACTOR * float(costs.sum())
 
 
@@ -106,9 +107,9 @@ class CascadeFitOptions:
 
 @dataclass(frozen=True)
 class _Slice:
-    s: np.ndarray  # (K, n)
-    y: np.ndarray  # (n,)
-    unit: np.ndarray  # (n,) codes 0..n_units-1
+    s: npt.NDArray[np.float64]  # (K, n)
+    y: npt.NDArray[np.int_]  # (n,)
+    unit: npt.NDArray[np.int_]  # (n,) codes 0..n_units-1
 
     @property
     def n(self) -> int:
@@ -119,9 +120,9 @@ class _Slice:
 class _Configs:
     """The candidate configurations: each a prefix (bands of stages 0..K-2) and a last-stage pair."""
 
-    grids: tuple[np.ndarray, ...]
+    grids: tuple[npt.NDArray[np.float64], ...]
     prefixes: tuple[tuple[int, ...], ...]  # pair indices per early stage
-    pairs: tuple[tuple[np.ndarray, np.ndarray], ...]  # (i, j) of every pair, per stage
+    pairs: tuple[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]], ...]  # (i, j) of every pair, per stage
 
     @property
     def n_last(self) -> int:
@@ -153,23 +154,23 @@ def _configs(order: _Slice, max_grid: int) -> _Configs:
     return _Configs(grids, prefixes, pairs)
 
 
-def _coarse(g: np.ndarray, size: int) -> np.ndarray:
+def _coarse(g: npt.NDArray[np.float64], size: int) -> npt.NDArray[np.float64]:
     if len(g) <= size:
         return g
     keep = np.unique(np.round(np.linspace(0, len(g) - 1, size)).astype(int))
-    out: np.ndarray = g[keep]
+    out: npt.NDArray[np.float64] = g[keep]
     return out
 
 
 @dataclass(frozen=True)
 class _Stats:
-    wrong: np.ndarray  # (C,)
-    decided: np.ndarray  # (C,)
-    cost: np.ndarray  # (C,) total stage cost + abstain cost
+    wrong: npt.NDArray[np.float64]  # (C,)
+    decided: npt.NDArray[np.float64]  # (C,)
+    cost: npt.NDArray[np.float64]  # (C,) total stage cost + abstain cost
     n: int
 
 
-def _slice_stats(d: _Slice, cf: _Configs, costs: np.ndarray, abstain_cost: float) -> _Stats:
+def _slice_stats(d: _Slice, cf: _Configs, costs: npt.NDArray[np.float64], abstain_cost: float) -> _Stats:
     """Wrong rows, decided rows and cost of every configuration on a slice, all at once.
 
     The early stages' bands combine into one escalation mask per prefix
@@ -211,7 +212,7 @@ def _slice_stats(d: _Slice, cf: _Configs, costs: np.ndarray, abstain_cost: float
 # -- ordering, testing, choosing ----------------------------------------------------------------
 
 
-def _sequence(so: _Stats, n_test_rows: float, m: int) -> np.ndarray:
+def _sequence(so: _Stats, n_test_rows: float, m: int) -> npt.NDArray[np.int_]:
     """Candidates to test, in order: the ordering slice's cost/risk frontier, from dear (safe) to cheap.
 
     Of the configurations deciding about ``START_ROWS`` testing rows (x the
@@ -239,8 +240,8 @@ def _sequence(so: _Stats, n_test_rows: float, m: int) -> np.ndarray:
     return np.array(frontier[::-1], dtype=int)
 
 
-def _pvalues(dt: _Slice, st: _Stats, cf: _Configs, cand: np.ndarray, opts: CascadeFitOptions,
-             rng: np.random.Generator) -> np.ndarray:
+def _pvalues(dt: _Slice, st: _Stats, cf: _Configs, cand: npt.NDArray[np.int_], opts: CascadeFitOptions,
+             rng: np.random.Generator) -> npt.NDArray[np.float64]:
     m = int(np.bincount(dt.unit).max()) if dt.n else 1
     if m <= 1:
         return binomial_pvalue(st.wrong[cand], st.decided[cand], opts.alpha)
@@ -266,13 +267,13 @@ def _split(d: _Slice, frac: float, rng: np.random.Generator) -> tuple[_Slice, _S
     return _subset(d, perm[:n_order]), _subset(d, perm[n_order:])
 
 
-def _subset(d: _Slice, units: np.ndarray) -> _Slice:
+def _subset(d: _Slice, units: npt.NDArray[np.int64]) -> _Slice:
     keep = np.isin(d.unit, units)
     _, codes = np.unique(d.unit[keep], return_inverse=True)
     return _Slice(d.s[:, keep], d.y[keep], codes.astype(int))
 
 
-def _summary(bands: Sequence[Band], d: _Slice, costs: np.ndarray) -> tuple[float, float, float, tuple[float, ...]]:
+def _summary(bands: Sequence[Band], d: _Slice, costs: npt.NDArray[np.float64]) -> tuple[float, float, float, tuple[float, ...]]:
     dec, stage = cascade_decisions(bands, d.s)
     decided = dec != "abstain"
     wrong = ((dec == "pass") & (d.y == 0)) | ((dec == "fail") & (d.y == 1))
@@ -287,7 +288,7 @@ def _summary(bands: Sequence[Band], d: _Slice, costs: np.ndarray) -> tuple[float
     return float(decided.mean()) if d.n else 0.0, err, float(cost.sum() / n), share
 
 
-def _forecast(st: _Stats, cand: np.ndarray, opts: CascadeFitOptions, n_units: int, n_rows: int
+def _forecast(st: _Stats, cand: npt.NDArray[np.int_], opts: CascadeFitOptions, n_units: int, n_rows: int
               ) -> tuple[int | None, int | None, str]:
     """Rows (and units) that would certify a configuration of the path at its observed testing rate."""
     if not len(cand):
@@ -378,7 +379,7 @@ def fit_cascade_arrays(scores: ArrayLike, labels: ArrayLike, units: ArrayLike | 
     return _nothing_certified(d, costs, nu, m, tested=(n_test_units, len(cand)), rows=rows, units=units_needed, why=why)
 
 
-def _nothing_certified(d: _Slice, costs: np.ndarray, nu: int, m: int, *, tested: tuple[int, int] = (0, 0),
+def _nothing_certified(d: _Slice, costs: npt.NDArray[np.float64], nu: int, m: int, *, tested: tuple[int, int] = (0, 0),
                        rows: int | None, units: int | None, why: str) -> PolicyFit:
     """The fit when no cascade is certified: every stage abstains on every row, with why and what would help.
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy._cascade_fit import CascadeFitOptions, fit_cascade_arrays
@@ -32,17 +33,18 @@ __all__ = ["CascadePolicy", "CascadeStage", "StageRows", "aligned_stages", "fit_
 class StageRows:
     """The stages' records aligned on the rows every stage scored: scores ``(K, n)``, labels, units, splits."""
 
-    scores: np.ndarray
-    labels: np.ndarray
-    units: np.ndarray
-    splits: np.ndarray  # "dev", "test" or "" per row (stage 1's records)
+    scores: npt.NDArray[np.float64]
+    labels: npt.NDArray[np.int_]
+    units: npt.NDArray[np.str_]
+    splits: npt.NDArray[np.str_]  # "dev", "test" or "" per row (stage 1's records)
     ids: list[str]
     records: list[list[ScoreRecord]]
     task: str
     dropped: int
 
 
-def _one(values: set, what: str, k: int, name: str) -> Any:
+def _one(values: AbstractSet[str | None], what: str, k: int, name: str) -> str | None:
+    """The one value the stage's records share (None when none has one); a DataError when they differ."""
     values = values - {None, ""}
     if len(values) > 1:
         raise DataError(f"Stage {k + 1} ({name}) mixes {what}s {sorted(map(str, values))}; one run per judge.")

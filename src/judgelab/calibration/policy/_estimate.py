@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis import Interval
@@ -50,7 +51,7 @@ class PassRateEstimate:
     n_unlabelled: int
     threshold: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"corrected": self.corrected.to_dict(), "naive": self.naive.to_dict(),
                 "classical": self.classical.to_dict(), "rectifier": self.rectifier,
                 "n_labelled": self.n_labelled, "n_unlabelled": self.n_unlabelled, "threshold": self.threshold,
@@ -63,7 +64,7 @@ def _z(confidence: float) -> float:
     return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
-def _var_of_mean(x: np.ndarray, units: np.ndarray | None) -> float:
+def _var_of_mean(x: npt.NDArray[np.float64], units: npt.NDArray[np.str_] | None) -> float:
     n = len(x)
     if n < 2:
         return math.nan
@@ -117,7 +118,7 @@ def ppi_mean_interval(y_labelled: ArrayLike, f_labelled: ArrayLike, f_unlabelled
     return Interval(theta, max(0.0, theta - z * se), min(1.0, theta + z * se), confidence)
 
 
-def _wald(x: np.ndarray, confidence: float, units: np.ndarray | None = None) -> Interval:
+def _wald(x: npt.NDArray[np.float64], confidence: float, units: npt.NDArray[np.str_] | None = None) -> Interval:
     m = float(x.mean()) if len(x) else math.nan
     se = math.sqrt(_var_of_mean(x, units)) if len(x) > 1 else math.nan
     z = _z(confidence)

@@ -32,8 +32,10 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.analysis import (
@@ -77,7 +79,7 @@ class GateTest:
         return (f"{rows}: {metric} baseline {self.baseline:.3f}, new {self.new:.3f}; "
                 f"new - baseline {self.difference:+.3f} ({self.difference.confidence:.0%} bootstrap interval)")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "difference": self.difference.to_dict(), "baseline": _num(self.baseline),
                 "new": _num(self.new), "n_baseline": self.n_baseline, "n_new": self.n_new,
                 "resampling": self.resampling.to_dict(),
@@ -141,7 +143,7 @@ class GateResult:
                        f"Cohen's kappa {g.kappa:.3f}, TPR {g.tpr:.3f}, TNR {g.tnr:.3f} (floors: {self.floors.describe()})")
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"passed": self.passed, "reason": self.reason, "metric": self.metric, "threshold": self.threshold,
                 "baseline": self.baseline, "new": self.new, "difference": self.difference.to_dict(),
                 "paired": self.paired, "n_baseline": self.n_baseline, "n_new": self.n_new, "n_shared": self.n_shared,
@@ -214,7 +216,7 @@ class _Settings:
     resampling: Resampling
 
 
-def _metric(y: np.ndarray, s: np.ndarray, st: _Settings) -> float:
+def _metric(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], st: _Settings) -> float:
     return float(fast_binary_metrics(y, s, st.threshold)[st.metric])
 
 
@@ -236,7 +238,7 @@ def _paired_test(base: dict[str, ScoreRecord], new: dict[str, ScoreRecord], ids:
 def _unpaired_test(base: Sequence[ScoreRecord], new: Sequence[ScoreRecord], st: _Settings) -> GateTest:
     """The whole runs, each resampled on its own (by its units)."""
 
-    def side(recs: Sequence[ScoreRecord]) -> tuple[list[np.ndarray], np.ndarray, PairResampling]:
+    def side(recs: Sequence[ScoreRecord]) -> tuple[list[npt.NDArray[Any]], npt.NDArray[np.int_], PairResampling]:
         units = pair_units([r.unit for r in recs])
         arrays = [np.array([r.label for r in recs]), np.array([r.score for r in recs], dtype=float)]
         return arrays, units, PairResampling(len(recs), len(np.unique(units)))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration._options import options_or_default
 from judgelab.calibration.analysis import SplitPlan, bootstrap_many, shared_units, split_plan
@@ -34,11 +35,11 @@ from judgelab.evaluators import Band, HeldoutCascade, HeldoutFigures, HeldoutPol
 __all__ = ["HeldoutRows", "fit_and_save_policy", "heldout_cascade", "heldout_decisions", "heldout_plan",
            "heldout_policy", "heldout_summary"]
 
-FitBands = Callable[[np.ndarray], Sequence[Band]]
+FitBands = Callable[[npt.NDArray[np.bool_]], Sequence[Band]]
 """Fit on the rows of a boolean mask; return the bands (one per stage)."""
 
 
-def heldout_plan(y: np.ndarray, splits: np.ndarray, units: np.ndarray, *, k_folds: int,
+def heldout_plan(y: npt.NDArray[np.int_], splits: npt.NDArray[np.str_], units: npt.NDArray[np.str_], *, k_folds: int,
                  seed: int | None) -> SplitPlan | None:
     """``split_plan``'s dev/test split or unit-grouped folds; ``None`` when there are too few units for either."""
     plan = split_plan(y, splits, units, k_folds, seed)
@@ -49,13 +50,13 @@ def heldout_plan(y: np.ndarray, splits: np.ndarray, units: np.ndarray, *, k_fold
 class HeldoutRows:
     """Every row's held-out decision and deciding stage (-1: undecided), and which rows were held out."""
 
-    decisions: np.ndarray
-    stage: np.ndarray
-    held: np.ndarray
+    decisions: npt.NDArray[np.object_]
+    stage: npt.NDArray[np.int_]
+    held: npt.NDArray[np.bool_]
     mode: str
 
 
-def heldout_decisions(fit: FitBands, scores: np.ndarray, plan: SplitPlan) -> HeldoutRows:
+def heldout_decisions(fit: FitBands, scores: npt.NDArray[np.float64], plan: SplitPlan) -> HeldoutRows:
     """Decide each held-out row with bands ``fit`` found on rows held apart from it.
 
     ``scores`` is ``(n_stages, n_rows)``; ``plan`` from ``heldout_plan``.
@@ -74,7 +75,7 @@ def heldout_decisions(fit: FitBands, scores: np.ndarray, plan: SplitPlan) -> Hel
     return HeldoutRows(dec, stage, dec != "", f"{len(plan.folds or ())}-fold cross-fitting over units")
 
 
-def _row_cost(stage: np.ndarray, decided: np.ndarray, costs: np.ndarray) -> np.ndarray:
+def _row_cost(stage: npt.NDArray[np.int_], decided: npt.NDArray[np.bool_], costs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     reached = np.ones(len(stage), dtype=bool)
     cost = np.zeros(len(stage))
     for k, c in enumerate(costs):
@@ -83,8 +84,8 @@ def _row_cost(stage: np.ndarray, decided: np.ndarray, costs: np.ndarray) -> np.n
     return cost
 
 
-def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk: Risk | None = "error",
-                    costs: np.ndarray | None = None, n_resamples: int = 1000, seed: int | None = 0) -> HeldoutFigures:
+def heldout_summary(rows: HeldoutRows, y: npt.NDArray[np.int_], units: npt.NDArray[np.str_], *, risk: Risk | None = "error",
+                    costs: npt.NDArray[np.float64] | None = None, n_resamples: int = 1000, seed: int | None = 0) -> HeldoutFigures:
     """Coverage, risk (unless ``risk`` is None: a cascade's risk is its error), error, and with ``costs`` the
     cost per row and each stage's decided share, over the held-out rows, with bootstrap intervals over whole units."""
     d, stage, yh, uh = rows.decisions[rows.held], rows.stage[rows.held], y[rows.held], units[rows.held]
@@ -96,7 +97,8 @@ def heldout_summary(rows: HeldoutRows, y: np.ndarray, units: np.ndarray, *, risk
     cost = _row_cost(stage, decided, costs) if costs is not None else np.zeros(len(d))
     at = [((stage == k) & decided).astype(float) for k in range(len(costs) if costs is not None else 0)]
 
-    def stat(dec_: np.ndarray, bad_: np.ndarray, wrong_: np.ndarray, cost_: np.ndarray, *at_: np.ndarray) -> dict[str, float]:
+    def stat(dec_: npt.NDArray[np.float64], bad_: npt.NDArray[np.float64], wrong_: npt.NDArray[np.float64], cost_: npt.NDArray[np.float64],
+             *at_: npt.NDArray[np.float64]) -> dict[str, float]:
         n_dec = dec_.sum()
         out: dict[str, Any] = {"coverage": dec_.mean()}
         if risk is not None:
@@ -140,7 +142,7 @@ def heldout_policy(
         return None
     settings = LTTSettings(alpha=alpha, delta=delta, risk=risk, mondrian=mondrian, seed=seed)
 
-    def fit(train: np.ndarray) -> Sequence[Band]:
+    def fit(train: npt.NDArray[np.bool_]) -> Sequence[Band]:
         return fit_arrays(s[train], y[train], units[train], settings).bands
 
     rows = heldout_decisions(fit, s, plan)
@@ -161,8 +163,8 @@ def heldout_cascade(al: StageRows, policy: Policy, *, k_folds: int = 5, n_resamp
                              abstain_cost=policy.abstain_cost, ordering_fraction=policy.ordering_fraction,
                              seed=policy.seed)
 
-    def system(scores: np.ndarray, options: CascadeFitOptions) -> tuple[str, HeldoutFigures]:
-        def fit(train: np.ndarray) -> Sequence[Band]:
+    def system(scores: npt.NDArray[np.float64], options: CascadeFitOptions) -> tuple[str, HeldoutFigures]:
+        def fit(train: npt.NDArray[np.bool_]) -> Sequence[Band]:
             return fit_cascade_arrays(scores[:, train], al.labels[train], al.units[train], options).bands
 
         rows = heldout_decisions(fit, scores, plan)

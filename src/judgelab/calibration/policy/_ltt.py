@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration._options import options_or_default
@@ -33,15 +34,15 @@ Risk = Literal["error", "false-pass"]
 
 @dataclass(frozen=True)
 class _Units:
-    s: np.ndarray  # scores
-    y: np.ndarray  # labels 0/1
-    unit: np.ndarray  # unit code per row, 0..n_units-1
+    s: npt.NDArray[np.float64]  # scores
+    y: npt.NDArray[np.int_]  # labels 0/1
+    unit: npt.NDArray[np.int_]  # unit code per row, 0..n_units-1
 
     @property
     def n_units(self) -> int:
         return int(self.unit.max()) + 1 if len(self.unit) else 0
 
-    def subset(self, units: np.ndarray) -> "_Units":
+    def subset(self, units: npt.NDArray[np.int64]) -> "_Units":
         keep = np.isin(self.unit, units)
         _, codes = np.unique(self.unit[keep], return_inverse=True)
         return _Units(self.s[keep], self.y[keep], codes.astype(int))
@@ -58,17 +59,17 @@ def _as_units(s: ArrayLike | Sequence[float | None], y: ArrayLike, unit: ArrayLi
 class _PairStats:
     """Counts for every (lower=g[i], upper=g[j]) pair, i <= j (G x G arrays)."""
 
-    num: np.ndarray
-    den: np.ndarray
-    dec_units: np.ndarray
-    wrong: np.ndarray
-    false_pass: np.ndarray
+    num: npt.NDArray[np.float64]
+    den: npt.NDArray[np.float64]
+    dec_units: npt.NDArray[np.float64]
+    wrong: npt.NDArray[np.float64]
+    false_pass: npt.NDArray[np.float64]
     n: int
     n0: int
     n0_units: int
 
 
-def _pair_stats(d: _Units, g: np.ndarray, risk: str) -> _PairStats:
+def _pair_stats(d: _Units, g: npt.NDArray[np.float64], risk: str) -> _PairStats:
     n = len(d.s)
     order = np.argsort(d.s, kind="stable")
     ss, yy = d.s[order], d.y[order]
@@ -90,7 +91,7 @@ def _pair_stats(d: _Units, g: np.ndarray, risk: str) -> _PairStats:
                       np.broadcast_to(false_pass, decided.shape).astype(float), n, n0, n0_units)
 
 
-def _decided_units(d: _Units, g: np.ndarray) -> np.ndarray:
+def _decided_units(d: _Units, g: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     G = len(g)
     nu = d.n_units
     if nu == 0:
@@ -108,12 +109,12 @@ def _decided_units(d: _Units, g: np.ndarray) -> np.ndarray:
     return nu - undecided
 
 
-def _unit_size(unit: np.ndarray, mask: np.ndarray | None = None) -> int:
+def _unit_size(unit: npt.NDArray[np.int_], mask: npt.NDArray[np.bool_] | None = None) -> int:
     u = unit if mask is None else unit[mask]
     return int(np.bincount(u).max()) if len(u) else 1
 
 
-def _grid_pvalues(st: _PairStats, alpha: float, mondrian: bool) -> np.ndarray:
+def _grid_pvalues(st: _PairStats, alpha: float, mondrian: bool) -> npt.NDArray[np.float64]:
     """Exact binomial p-values for every pair when every unit is one row."""
     p = binomial_pvalue(st.num, st.den, alpha)
     if mondrian:
@@ -122,7 +123,7 @@ def _grid_pvalues(st: _PairStats, alpha: float, mondrian: bool) -> np.ndarray:
 
 
 def _unit_pvalue(d: _Units, lower: float, upper: float, cfg: LTTSettings, sizes: tuple[int, int],
-                 order: np.ndarray) -> float:
+                 order: npt.NDArray[np.int64]) -> float:
     """Betting p-value on units of several rows for one pair (see ``_risk_bounds``); ``sizes``: (m, m0)."""
     alpha, delta, risk, mondrian = cfg.alpha, cfg.delta, cfg.risk, cfg.mondrian
     m, m0 = sizes
@@ -131,7 +132,7 @@ def _unit_pvalue(d: _Units, lower: float, upper: float, cfg: LTTSettings, sizes:
     bad = false_pass | (fail & (d.y == 1)) if risk == "error" else false_pass
     nu = d.n_units
 
-    def p_of(num_rows: np.ndarray, den_rows: np.ndarray, size: int) -> float:
+    def p_of(num_rows: npt.NDArray[np.float64], den_rows: npt.NDArray[np.float64], size: int) -> float:
         num = np.bincount(d.unit, num_rows, minlength=nu)[order]
         den = np.bincount(d.unit, den_rows, minlength=nu)[order]
         keep = den > 0
@@ -151,7 +152,7 @@ MIN_FORECAST_ROWS = 30
 """Pairs deciding fewer calibration rows are not used to forecast the rows needed."""
 
 
-def _sequence(so: _PairStats, tri: np.ndarray, cov_o: np.ndarray, n_test_rows: float, m: int) -> np.ndarray:
+def _sequence(so: _PairStats, tri: npt.NDArray[np.bool_], cov_o: npt.NDArray[np.float64], n_test_rows: float, m: int) -> npt.NDArray[np.int_]:
     """The order in which candidate pairs are tested, learned on the ordering slice only.
 
     A path of rising coverage: ``N_LEVELS`` coverage bands from the share
@@ -179,7 +180,7 @@ def _sequence(so: _PairStats, tri: np.ndarray, cov_o: np.ndarray, n_test_rows: f
     return np.array(seq, dtype=int)
 
 
-def _grid(s: np.ndarray, max_grid: int) -> np.ndarray:
+def _grid(s: npt.NDArray[np.float64], max_grid: int) -> npt.NDArray[np.float64]:
     inner = np.unique(np.quantile(s, np.linspace(0, 1, max(2, max_grid - 2)))) if len(s) else np.empty(0)
     top = max(1.0, float(s.max()) if len(s) else 1.0) + 1e-9
     return np.unique(np.r_[0.0, inner, top])
@@ -242,7 +243,7 @@ def _fit(d: _Units, cfg: LTTSettings) -> PolicyFit:
                      risk_value=math.nan, error=math.nan, rows_needed=rows, units_needed=units, note=why)
 
 
-def _needed(st: _PairStats, cand: np.ndarray, alpha: float, delta: float, frac: float, n_units: int, n_rows: int,
+def _needed(st: _PairStats, cand: npt.NDArray[np.int_], alpha: float, delta: float, frac: float, n_units: int, n_rows: int,
             n_test_rows: int) -> tuple[int | None, int | None, str]:
     """How many rows (and units) would certify a pair of the path at its observed rate on the testing units."""
     if not len(cand):
@@ -327,7 +328,7 @@ def fit_arrays(s: ArrayLike | Sequence[float | None], y: ArrayLike, unit: ArrayL
     return _fit(_as_units(s, y, unit), cfg)
 
 
-def policy_decisions(lower: float | None, upper: float | None, scores: ArrayLike) -> np.ndarray:
+def policy_decisions(lower: float | None, upper: float | None, scores: ArrayLike) -> npt.NDArray[np.object_]:
     """Vectorised ``Policy.decide``: an array of ``"pass"``/``"fail"``/``"abstain"`` (``cascade_decisions`` of one band)."""
     s = np.asarray(scores, dtype=float)
     decisions, _ = cascade_decisions([Band(lower, upper)], s.reshape(1, -1))

@@ -20,12 +20,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 __all__ = ["betting_pvalue", "binomial_pvalue", "rows_needed"]
 
 
-def binomial_pvalue(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
+def binomial_pvalue(k: ArrayLike, n: ArrayLike, alpha: float) -> npt.NDArray[np.float64]:
     """``P(Binomial(n, alpha) <= k)``: a valid p-value for ``H0: rate > alpha``; 1 where ``n == 0``."""
     from scipy import stats
 

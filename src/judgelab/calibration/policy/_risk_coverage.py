@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.data import ScoreRecord
 from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
@@ -13,7 +14,8 @@ from judgelab.calibration.policy._ltt import _as_units, _grid, _pair_stats
 __all__ = ["risk_coverage_curve"]
 
 
-def risk_coverage_curve(records: Sequence[ScoreRecord], *, risk: str = "error", n_levels: int = 50) -> tuple[np.ndarray, np.ndarray]:
+def risk_coverage_curve(records: Sequence[ScoreRecord], *, risk: str = "error",
+                        n_levels: int = 50) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """For coverage levels 1/n_levels..1, the lowest in-sample risk of any (lower, upper) pair deciding at least that share."""
     ok = [r for r in records if r.ok]
     d = _as_units([r.score for r in ok], [r.label for r in ok], [r.unit for r in ok])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.policy import Policy
 from judgelab.calibration.report._model import Code, Facts, Figure, Paragraph, Section
@@ -23,7 +24,7 @@ class Deployment:
     task: str
     policy: Policy
     policy_file: str
-    curve: tuple[np.ndarray, np.ndarray]  # coverage, lowest risk at that coverage (all rows, in-sample)
+    curve: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]  # coverage, lowest risk at that coverage (all rows, in-sample)
     commands: tuple[tuple[str, str], ...]  # (what, command)
 
 

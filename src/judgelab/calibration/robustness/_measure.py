@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis import Interval, bootstrap_many
 from judgelab.calibration.data import LabelledRow, ScoreRecord
@@ -56,7 +57,8 @@ def pooled_flip(
     after: tuple[Mapping[str, ScoreRecord], Mapping[str, ScoreRecord], float], n_resamples: int, seed: int | None,
 ) -> dict[str, Interval]:
     """Pooled dangerous flip rate over all attacks, before and after, paired by row."""
-    cols: dict[str, list] = {k: [] for k in ("cb", "pb", "ca", "pa", "y", "unit")}
+    # verdicts (bool) of the clean and perturbed rows before and after, the label, the unit
+    cols: dict[str, list[int | str]] = {k: [] for k in ("cb", "pb", "ca", "pa", "y", "unit")}
     for r in rows:
         for p in attacks:
             recs = [before[0].get(r.id), before[1].get(f"{r.id}~{p.key}"), after[0].get(r.id), after[1].get(f"{r.id}~{p.key}")]
@@ -70,11 +72,12 @@ def pooled_flip(
             cols["y"].append(r.label)
             cols["unit"].append(r.unit)
 
-    def rate(y: np.ndarray, c: np.ndarray, p: np.ndarray) -> float:
+    def rate(y: npt.NDArray[np.int_], c: npt.NDArray[np.bool_], p: npt.NDArray[np.bool_]) -> float:
         m = (y == 0) & ~c
         return float(p[m].mean()) if m.any() else math.nan
 
-    def stat(y: np.ndarray, cb: np.ndarray, pb: np.ndarray, ca: np.ndarray, pa: np.ndarray) -> dict[str, float]:
+    def stat(y: npt.NDArray[np.int_], cb: npt.NDArray[np.bool_], pb: npt.NDArray[np.bool_], ca: npt.NDArray[np.bool_],
+             pa: npt.NDArray[np.bool_]) -> dict[str, float]:
         b, a = rate(y, cb, pb), rate(y, ca, pa)
         return {"before": b, "after": a, "diff": b - a}
 

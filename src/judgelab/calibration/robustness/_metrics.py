@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from judgelab.calibration.analysis import Interval, bootstrap_many, shared_units
 
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 
-def _nanmean(x: np.ndarray) -> float:
+def _nanmean(x: npt.NDArray[np.float64]) -> float:
     return float(np.mean(x)) if len(x) else math.nan
 
 
@@ -64,7 +65,8 @@ class AttackStats:
         }
 
 
-def _flip_stat(y: np.ndarray, clean_pass: np.ndarray, pert_pass: np.ndarray, dp: np.ndarray) -> dict[str, float]:
+def _flip_stat(y: npt.NDArray[np.int_], clean_pass: npt.NDArray[np.bool_], pert_pass: npt.NDArray[np.bool_],
+               dp: npt.NDArray[np.float64]) -> dict[str, float]:
     fail = (y == 0) & ~clean_pass
     ok = (y == 1) & clean_pass
     return {
@@ -134,10 +136,10 @@ class ConsistencyStats:
                 "extra": {k: v.to_dict() for k, v in self.extra.items()}, "description": self.description}
 
 
-def _mean_stats(columns: Mapping[str, np.ndarray], units: Sequence[str], n_resamples: int, seed: int | None) -> dict[str, Interval]:
+def _mean_stats(columns: Mapping[str, npt.NDArray[np.float64]], units: Sequence[str], n_resamples: int, seed: int | None) -> dict[str, Interval]:
     names = list(columns)
 
-    def stat(*arrays: np.ndarray) -> dict[str, float]:
+    def stat(*arrays: npt.NDArray[np.float64]) -> dict[str, float]:
         return {k: _nanmean(a) for k, a in zip(names, arrays)}
 
     return bootstrap_many(stat, [np.asarray(columns[k], dtype=float) for k in names],
@@ -244,7 +246,7 @@ def label_mass_stats(
     if low_mass is None:
         low_mass = float(np.quantile(m, 0.25)) if len(m) else math.nan
 
-    def stat(m: np.ndarray, ok: np.ndarray) -> dict[str, float]:
+    def stat(m: npt.NDArray[np.float64], ok: npt.NDArray[np.float64]) -> dict[str, float]:
         low = m <= low_mass
         a_lo = _nanmean(ok[low]) if low.any() else math.nan
         a_hi = _nanmean(ok[~low]) if (~low).any() else math.nan

@@ -154,7 +154,7 @@ DEFAULT_ATTACKS: tuple[str, ...] = (
 )
 
 
-def _names(spec: str | Sequence[str | Attack | Perturbation] | None, extra: Sequence[Perturbation]) -> list:
+def _names(spec: str | Sequence[str | Attack | Perturbation] | None, extra: Sequence[Perturbation]) -> list[str | Attack | Perturbation]:
     if spec is None:
         return list(extra) if extra else list(DEFAULT_ATTACKS)
     if isinstance(spec, str):
