@@ -403,7 +403,7 @@ def test_no_package_imports_another_packages_private_module():
 #: _transformers_config and _transformers_source).
 #: The ceilings may only go down and the list may only shrink: lower a ceiling when a module shrinks; split
 #: one under MAX_MODULE_LINES and drop it here.
-KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend": 631, "judgelab.engine._transformers_backend": 491}
+KNOWN_LONG_MODULES = {"judgelab.engine._llama_backend": 630, "judgelab.engine._transformers_backend": 491}
 
 
 def test_no_module_is_over_450_lines():
