@@ -4,7 +4,6 @@ from judgelab.evaluators._chunking import chunk_text, split_sentences
 from judgelab.evaluators._criterion_types import CheckCriterion, ChoiceCriterion, Criterion, NoulCriterion, ScoreCriterion
 from judgelab.evaluators._decompose import DecompositionPlan, SentenceCheck, plan_checks
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
-from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
 from judgelab.evaluators._evidence import content_words, evidence_windows
 from judgelab.evaluators._fence import FENCED_FACT_CHECK_TEMPLATE, FENCED_RELEVANCY_TEMPLATE, fenced
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
@@ -50,6 +49,11 @@ from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
 from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
 from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
+
+# isort: split
+# Registration order is evaluator_names()' order (the CLI's lists, evaluator_tasks()): the yes/no evaluators
+# imported above register first, then the ensembles built from them. Import sorting must not move this line.
+from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
 
 __all__ = [
     "FitFigures",
