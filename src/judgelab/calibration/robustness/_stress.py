@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from judgelab.calibration._options import options_or_default
@@ -93,8 +93,10 @@ class StressOptions(CalibrationOptions):
     low_mass: float | None = None
 
     def calibration(self) -> CalibrationOptions:
-        """The ``CalibrationOptions`` part, for ``calibrate``."""
-        return CalibrationOptions(**{f.name: getattr(self, f.name) for f in fields(CalibrationOptions)})
+        """The ``CalibrationOptions`` part, for ``calibrate``; ``report`` is always False (and ignored here):
+        stress writes the report itself, once, with its Robustness section."""
+        return CalibrationOptions(**{f.name: getattr(self, f.name) for f in fields(CalibrationOptions)
+                                     if f.name != "report"}, report=False)
 
 
 @dataclass(frozen=True)
@@ -186,8 +188,7 @@ def stress(
     out = Path(out)
     cfg = _StressRun(o, tuple(perturbations), out / "stress", lazy)
     try:
-        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators,
-                        options=replace(o.calibration(), report=False))
+        cal = calibrate(model, set, out, task=list(by_task), evaluators=evaluators, options=o.calibration())
         all_perturbed: list[LabelledRow] = []
         tasks = {t: _stress_task(cfg, t, rs, evaluators[t], cal, all_perturbed) for t, rs in by_task.items()}
         cfg.check_publishable()
