@@ -30,8 +30,6 @@ from judgelab.calibration.data import rows_by_task
 from judgelab.cli import main as cli_main
 from judgelab.errors import PARTIAL_RUN_EXIT, PartialRunError
 
-SUMMEDITS = Path(__file__).resolve().parents[2] / "shared" / "data" / "summedits"
-
 
 def _records(n: int, units: int, *, seed: int = 0, errors: int = 0) -> list[ScoreRecord]:
     rng = random.Random(seed)
@@ -113,8 +111,8 @@ def test_gate_json_carries_the_warning(one_unit, capsys):
     assert any("1 unit(s)" in w for w in doc["warnings"])
 
 
-def test_limit_takes_whole_units_spread_over_the_set_with_both_labels():
-    rows, _, _ = resolve_set(f"summedits:{SUMMEDITS}")
+def test_limit_takes_whole_units_spread_over_the_set_with_both_labels(shared_data):
+    rows, _, _ = resolve_set(f"summedits:{shared_data / 'summedits'}")
     first = rows_by_task(rows)["fact-check"][:12]
     assert len({r.unit for r in first}) == 1  # the first 12 rows: the edits of one summary
     picked = rows_by_task(rows, limit=12, seed=0)["fact-check"]

@@ -28,7 +28,6 @@ from judgelab.server import ServerConfig, ServerThread, create_app
 KEY = "partial-test-key"
 REPO = Path(__file__).resolve().parents[1]
 STARTER = REPO / "calibration" / "starter.jsonl"
-SUMMEDITS_NEWS = Path(__file__).resolve().parents[2] / "shared" / "data" / "summedits" / "summedits_news.json"
 ROWS = 8
 PUBLISHED = ("metrics.json", "report.md", "report.html", "policy.json", "calibrator-fact-check.json")
 
@@ -128,11 +127,11 @@ def served(judge_model):
     server.stop()
 
 
-def _long_rows(n: int, min_words: int = 600) -> list:
+def _long_rows(shared_data: Path, n: int, min_words: int = 600) -> list:
     """``n`` SummEdits news rows whose document is longer than gemma-3-270m's 700-token chunks."""
     from judgelab.calibration import resolve_set
 
-    rows, _, _ = resolve_set(f"summedits:{SUMMEDITS_NEWS}")
+    rows, _, _ = resolve_set(f"summedits:{shared_data / 'summedits' / 'summedits_news.json'}")
     long = [r for r in rows if len(r.documents[0].split()) >= min_words]
     picked, seen = [], set()
     for r in long:  # one claim per document
@@ -145,9 +144,9 @@ def _long_rows(n: int, min_words: int = 600) -> list:
     return picked
 
 
-def test_remote_cuts_long_documents_into_the_in_process_chunks(judge_model, served):
+def test_remote_cuts_long_documents_into_the_in_process_chunks(judge_model, served, shared_data):
     """The short form names a known spec (its chunk_tokens) and counts with the server's /tokenize: same chunks."""
-    rows = _long_rows(3)
+    rows = _long_rows(shared_data, 3)
     local = build_evaluator(None, judge_model, task="fact-check")
     with load_model(f"openai:{served.url}/v1#gemma-3-270m", api_key=KEY, timeout=900) as remote:
         assert remote.spec.chunk_tokens == judge_model.spec.chunk_tokens == 700
@@ -160,9 +159,9 @@ def test_remote_cuts_long_documents_into_the_in_process_chunks(judge_model, serv
         assert remote.backend.served_tokenizer.available is True
 
 
-def test_remote_and_in_process_scores_agree_on_a_long_document(judge_model, served):
+def test_remote_and_in_process_scores_agree_on_a_long_document(judge_model, served, shared_data):
     """Scored both ways, every chunk's P(yes) agrees within the engine's cross-batch test bound (1e-4)."""
-    row = min(_long_rows(3), key=lambda r: len(r.documents[0]))
+    row = min(_long_rows(shared_data, 3), key=lambda r: len(r.documents[0]))
     local = build_evaluator(None, judge_model, task="fact-check")
     with load_model(f"openai:{served.url}/v1#gemma-3-270m", api_key=KEY, timeout=900) as remote:
         here = local.evaluate(row.to_request())
