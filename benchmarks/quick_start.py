@@ -7,8 +7,9 @@
 It runs the command exactly as the README gives it (plus ``--out`` and ``--model`` when passed),
 captures what it printed (stdout, then every stderr line that is not a progress bar: warnings
 included), and writes one JSON file with the command, the commit, the CPU (``lscpu``'s model
-name), the printed text, and the figures the README and docs quote: per task the shipped
-threshold, balanced accuracy, AUROC and ECE with their intervals, and AUROC per group.
+name), llama-cpp-python's version and the CPU features its build uses, the printed text, and the
+figures the README and docs quote: per task the shipped threshold, balanced accuracy, AUROC and
+ECE with their intervals, and AUROC per group.
 ``--compare-with RUN`` adds ``judgelab compare RUN OUT --task fact-check --json`` (paired, the
 same rows). ``tests/test_published_figures.py`` holds README and docs to these files.
 """
@@ -38,6 +39,21 @@ def cpu_model() -> str:
         if line.startswith("Model name:"):
             return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown"
+
+
+def llama_cpp_build() -> dict[str, str] | None:
+    """llama-cpp-python's version and the CPU features its build uses (``llama_print_system_info``).
+
+    Scores depend on them in their last digits: the same commit printed a different threshold and
+    calibrator on another AMD EPYC (``benchmarks/results/quickstart-other-epyc.json``).
+    """
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    info = llama_cpp.llama_print_system_info()
+    return {"version": llama_cpp.__version__,
+            "system_info": (info.decode() if isinstance(info, bytes) else str(info)).strip()}
 
 
 def commit() -> str | None:
@@ -76,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     result: dict[str, Any] = {
         "command": " ".join(command), "made_by": "python benchmarks/quick_start.py " + " ".join(argv or sys.argv[1:]),
-        "exit_code": done.returncode, "commit": commit(), "cpu": cpu_model(), "output": text,
+        "exit_code": done.returncode, "commit": commit(), "cpu": cpu_model(),
+        "llama_cpp": llama_cpp_build(), "output": text,
     }
     metrics_path = Path(args.out) / "metrics.json"
     if metrics_path.is_file():
