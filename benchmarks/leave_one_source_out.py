@@ -12,6 +12,11 @@ For each source S (``train_default_judge.py``'s option names):
 3. ``judgelab calibrate`` of the base ``gemma-3-270m`` and of the run's tuned spec on those rows
    (llama.cpp, as users score), then ``judgelab compare`` (tuned minus base, paired by group).
 
+``--compare-with OTHER`` pairs each fold's tuned judge with the same fold's tuned judge in OTHER
+(another training setting, same rows): ``judgelab compare OTHER/cal-S-tuned RUNS/cal-S-tuned``, this
+run minus OTHER, kept as ``versus`` in ``table.json``. The base model's calibration does not depend
+on the setting, so it is copied from OTHER where OTHER has it.
+
 Every step resumes: a training run continues from its checkpoint, a calibration from its scores,
 so the same command picks up where it stopped. It prints one markdown row per finished source
 (AUROC and balanced accuracy at each run's shipped threshold, on its held-out test rows, with 95%
@@ -28,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -96,32 +102,54 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
     rows = runs / f"eval-{source}.jsonl"
     n = evaluation_rows(out / "heldout" / f"{HELDOUT[source]}.jsonl", rows, args.limit)
     cal = {}
+    other = args.compare_with
+    if other is not None and (other / f"cal-{source}-base").is_dir() and not (runs / f"cal-{source}-base").exists():
+        shutil.copytree(other / f"cal-{source}-base", runs / f"cal-{source}-base")
     for label, model in (("base", "gemma-3-270m"), ("tuned", str(out / "judge.toml"))):
         cal[label] = runs / f"cal-{source}-{label}"
         _run(["judgelab", "calibrate", "--model", model, "--set", str(rows), "--out", str(cal[label]),
               "--threads", str(args.threads), "--no-plots", "--no-progress"], log)
-    cmp = subprocess.run(["judgelab", "compare", str(cal["base"]), str(cal["tuned"]), "--task", "fact-check",
-                          "--json"], check=True, capture_output=True, text=True, cwd=REPO,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
-    (runs / f"compare-{source}.json").write_text(cmp.stdout)
-    paired = json.loads(cmp.stdout)
+    paired = _compare(cal["base"], cal["tuned"], runs / f"compare-{source}.json")
+    versus = None
+    if other is not None:
+        d = _compare(other / f"cal-{source}-tuned", cal["tuned"], runs / f"versus-{source}.json")
+        versus = {"runs": str(other), **{k: d["difference_b_minus_a"][k] for k in ("auroc", "balanced_accuracy")},
+                  "mcnemar": d["mcnemar"]}
     return {"source": source, "rows": n, "scale": args.scale, "autocast": args.autocast,
             "adapt_top": args.adapt_top, "cache": args.cache, "epochs": args.epochs, "base": _heldout_figures(cal["base"]),
             "tuned": _heldout_figures(cal["tuned"]),
             "paired": {k: paired["difference_b_minus_a"][k] for k in ("auroc", "balanced_accuracy")},
-            "groups": paired["resampling"]["groups"]}
+            "groups": paired["resampling"]["groups"], **({"versus": versus} if versus else {})}
+
+
+def _compare(a: Path, b: Path, dest: Path) -> dict:
+    """``judgelab compare A B --task fact-check --json`` (B minus A, paired by group), kept in ``dest``."""
+    cmp = subprocess.run(["judgelab", "compare", str(a), str(b), "--task", "fact-check", "--json"], check=True,
+                         capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    dest.write_text(cmp.stdout)
+    return json.loads(cmp.stdout)
 
 
 HEADER = ["| left out | rows (groups) | base AUROC | tuned AUROC | base BA | tuned BA | paired dAUROC | paired dBA |",
           "|---|---|---|---|---|---|---|---|"]
 
 
+VERSUS_HEADER = (" versus OTHER dAUROC | versus OTHER dBA |", "---|---|")
+
+
+def header(versus: bool) -> list[str]:
+    """The table's two header lines (two more columns with ``--compare-with``)."""
+    return [HEADER[0] + VERSUS_HEADER[0], HEADER[1] + VERSUS_HEADER[1]] if versus else list(HEADER)
+
+
 def table_row(r: dict) -> str:
-    """One markdown row of the table."""
+    """One markdown row of the table (with the paired difference to OTHER's judge where measured)."""
+    versus = (f" {_diff(r['versus']['auroc'])} | {_diff(r['versus']['balanced_accuracy'])} |"
+              if "versus" in r else "")
     return (f"| {r['source']} | {r['rows']} ({r['groups']}) | {_cell(r['base']['auroc'])} | "
             f"**{_cell(r['tuned']['auroc'])}** | {_cell(r['base']['balanced_accuracy'])} | "
             f"{_cell(r['tuned']['balanced_accuracy'])} | {_diff(r['paired']['auroc'])} | "
-            f"{_diff(r['paired']['balanced_accuracy'])} |")
+            f"{_diff(r['paired']['balanced_accuracy'])} |" + versus)
 
 
 def main() -> int:
@@ -136,6 +164,8 @@ def main() -> int:
     p.add_argument("--cache", choices=("none", "memory"), default="none", help="train_default_judge.py --cache")
     p.add_argument("--epochs", type=int, default=1, help="train_default_judge.py --epochs")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--compare-with", type=Path, metavar="OTHER",
+                   help="another --runs folder, same sources and rows: pair each fold's tuned judge with OTHER's")
     args = p.parse_args()
     args.runs.mkdir(parents=True, exist_ok=True)
     sources = args.sources.split(",")
@@ -144,13 +174,13 @@ def main() -> int:
             p.error(f"unknown source {source!r}; choose from {', '.join(SOURCES)}")
     done_path = args.runs / "table.json"
     done = {r["source"]: r for r in json.loads(done_path.read_text())} if done_path.exists() else {}
-    print("\n".join(HEADER), flush=True)
+    print("\n".join(header(args.compare_with is not None)), flush=True)
     for source in sources:
         if source not in done:
             done[source] = measure(source, args.runs, args)
             done_path.write_text(json.dumps(list(done.values()), indent=1))
         print(table_row(done[source]), flush=True)
-    lines = HEADER + [table_row(r) for r in done.values()]
+    lines = header(any("versus" in r for r in done.values())) + [table_row(r) for r in done.values()]
     (args.runs / "table.md").write_text("\n".join(lines) + "\n")
     return 0
 
