@@ -20,7 +20,8 @@ on the setting, so it is copied from OTHER where OTHER has it.
 Every step resumes: a training run continues from its checkpoint, a calibration from its scores,
 so the same command picks up where it stopped. It prints one markdown row per finished source
 (AUROC and balanced accuracy at each run's shipped threshold, on its held-out test rows, with 95%
-intervals; the paired differences on all rows) and writes ``RUNS/table.md`` and ``RUNS/table.json``.
+intervals; the paired differences on all rows) and writes ``RUNS/table.md`` and ``RUNS/table.json``
+(with each fold's training steps, tokens and tokens/s from its ``PROVENANCE.json``).
 
 Budget: one ``--scale 1`` fold trains about 205-240 steps, 365-490k tokens: about 17-29 minutes of training
 on 2 cores (docs/tuning.md), so seven sources take seven times that; ``--scale 0.25`` about a quarter. On a 2-core CPU,
@@ -122,6 +123,15 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
             "groups": paired["resampling"]["groups"], **({"versus": versus} if versus else {})}
 
 
+def training_figures(run: Path) -> dict | None:
+    """Steps, tokens, seconds and tokens/s of a fold's training run, from its ``PROVENANCE.json``."""
+    path = run / "PROVENANCE.json"
+    if not path.is_file():
+        return None
+    prov = json.loads(path.read_text())
+    return {k: prov.get(k) for k in ("steps", "tokens", "train_seconds", "tokens_per_second", "machine", "commit")}
+
+
 def _compare(a: Path, b: Path, dest: Path) -> dict:
     """``judgelab compare A B --task fact-check --json`` (B minus A, paired by group), kept in ``dest``."""
     cmp = subprocess.run(["judgelab", "compare", str(a), str(b), "--task", "fact-check", "--json"], check=True,
@@ -178,7 +188,9 @@ def main() -> int:
     for source in sources:
         if source not in done:
             done[source] = measure(source, args.runs, args)
-            done_path.write_text(json.dumps(list(done.values()), indent=1))
+        if "training" not in done[source]:  # folds measured before the field existed
+            done[source]["training"] = training_figures(args.runs / source)
+        done_path.write_text(json.dumps(list(done.values()), indent=1))
         print(table_row(done[source]), flush=True)
     lines = header(any("versus" in r for r in done.values())) + [table_row(r) for r in done.values()]
     (args.runs / "table.md").write_text("\n".join(lines) + "\n")
