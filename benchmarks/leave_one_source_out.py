@@ -114,12 +114,11 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
     versus = None
     if other is not None:
         d = _compare(other / f"cal-{source}-tuned", cal["tuned"], runs / f"versus-{source}.json")
-        versus = {"runs": str(other), **{k: d["difference_b_minus_a"][k] for k in ("auroc", "balanced_accuracy")},
-                  "mcnemar": d["mcnemar"]}
+        versus = {"runs": str(other), **_differences(d), "mcnemar": d["mcnemar"]}
     return {"source": source, "rows": n, "scale": args.scale, "autocast": args.autocast,
             "adapt_top": args.adapt_top, "cache": args.cache, "epochs": args.epochs, "base": _heldout_figures(cal["base"]),
             "tuned": _heldout_figures(cal["tuned"]),
-            "paired": {k: paired["difference_b_minus_a"][k] for k in ("auroc", "balanced_accuracy")},
+            "paired": _differences(paired),
             "groups": paired["resampling"]["groups"], **({"versus": versus} if versus else {})}
 
 
@@ -130,6 +129,11 @@ def training_figures(run: Path) -> dict | None:
         return None
     prov = json.loads(path.read_text())
     return {k: prov.get(k) for k in ("steps", "tokens", "train_seconds", "tokens_per_second", "machine", "commit")}
+
+
+def _differences(compared: dict) -> dict:
+    """The paired AUROC and balanced-accuracy differences of one ``judgelab compare --json`` answer."""
+    return {k: compared["difference_b_minus_a"][k] for k in ("auroc", "balanced_accuracy")}
 
 
 def _compare(a: Path, b: Path, dest: Path) -> dict:
