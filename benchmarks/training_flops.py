@@ -100,7 +100,7 @@ def read_figure(spec: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default="gemma-3-270m", help="the base model id or spec file")
-    p.add_argument("--tokens-per-row", type=float, default=166.0,
+    p.add_argument("--tokens-per-row", type=float, default=167.1,
                    help="mean prompt tokens of a training row (tokens / (steps x batch) of a run's PROVENANCE.json)")
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--adapt-top", type=int, help="adapted layers (default: the top half)")
