@@ -24,8 +24,9 @@ intervals; the paired differences on all rows) and writes ``RUNS/table.md`` and 
 (with each fold's training steps, tokens and tokens/s from its ``PROVENANCE.json``).
 
 Budget: one ``--scale 1`` fold trains about 205-240 steps, 365-490k tokens: about 17-29 minutes of training
-on 2 cores (docs/tuning.md), so seven sources take seven times that; ``--scale 0.25`` about a quarter. On a 2-core CPU,
-run it over several sessions (each rerun resumes), or on a GPU.
+on a 2-core Intel Xeon (docs/tuning.md), so seven sources take seven times that; ``--scale 0.25`` about a quarter.
+On a 2-core AMD EPYC (AVX2) a ``--scale 2`` fold (the shipped size) trained 408 steps, 536k tokens in 72 minutes
+(FIB left out). On a 2-core CPU, run it over several sessions (each rerun resumes), or on a GPU.
 """
 
 from __future__ import annotations

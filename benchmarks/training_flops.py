@@ -1,6 +1,6 @@
 """What bounds training tokens/s on a CPU: the recipe's floating-point work per token against this CPU's matrix products.
 
-    PYTHONPATH=src python benchmarks/training_flops.py [--tokens-per-row 166] [--threads 2]
+    PYTHONPATH=src python benchmarks/training_flops.py [--tokens-per-row 167.1] [--threads 2]
 
 A tokens/s target is only reachable if the CPU can do the arithmetic. This script counts the
 floating-point operations one training token costs in the shipped recipe (LoRA of rank ``--rank`` on
