@@ -25,7 +25,6 @@ so a stopped run keeps what it measured.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -39,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from quick_start import commit, cpu_model  # noqa: E402
+from train_default_judge import SOURCES  # noqa: E402
 
 GENERATORS = ("num", "swap", "partial")
 JUDGES = ("gemma-3-270m", "gemma-3-270m-judge")
@@ -46,11 +46,7 @@ JUDGES = ("gemma-3-270m", "gemma-3-270m-judge")
 
 def heldout_sources(data: Path) -> list[tuple[str, str]]:
     """(short name, set spec) of every source ``train_default_judge.py`` holds out whole (0 training rows)."""
-    spec = importlib.util.spec_from_file_location("train_default_judge", REPO / "benchmarks" / "train_default_judge.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return [(name, s.format(data=data)) for name, s, rows in module.SOURCES if rows == 0]
+    return [(name, s.format(data=data)) for name, s, rows in SOURCES if rows == 0]
 
 
 def sample_units(rows: list, max_units: int, seed: int = 0) -> list:
