@@ -100,7 +100,8 @@ def judge_figures(scores_path: Path, resamples: int) -> dict:
 
 
 def _slug(judge: str) -> str:
-    return Path(judge).stem if judge.endswith(".toml") else judge
+    """A folder-name part for a judge: its model id, or a spec file's last three path parts (``RUN/fold/judge``)."""
+    return "-".join(Path(judge).with_suffix("").parts[-3:]) if judge.endswith(".toml") else judge
 
 
 def measure_cell(rows_path: Path, rows: list, runs: Path, cell: str, args: argparse.Namespace) -> dict:
@@ -159,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "generators" / "judges.json")
     args = p.parse_args(argv)
+    slugs = [_slug(j) for j in args.judges]
+    if len(set(slugs)) < len(slugs):
+        p.error(f"--judges {' '.join(args.judges)}: two judges would share a run folder ({', '.join(slugs)}); "
+                "give spec files whose last three path parts differ")
     sys.path.insert(0, str(REPO / "src"))
     from judgelab.calibration import resolve_set, write_rows
 
