@@ -9,8 +9,8 @@ an ``[adapter]`` table that both backends load. Nothing here is imported by
 ``import judgelab``; torch and peft load when a run starts.
 """
 
-from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PEFT_HINT, TuneConfig
-from judgelab.tuning._data import Source, heldout_split, load_sources, split_sources
+from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PAIRED_KINDS, PEFT_HINT, TuneConfig, is_paired_source
+from judgelab.tuning._data import Example, Source, balance_examples, heldout_split, load_sources, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
@@ -24,8 +24,10 @@ from judgelab.weights import sha256_file
 
 __all__ = [
     "DEFAULT_TARGET_MODULES",
+    "Example",
     "HiddenCache",
     "LabelReader",
+    "PAIRED_KINDS",
     "PEFT_HINT",
     "PROVENANCE_FILE",
     "Source",
@@ -34,11 +36,13 @@ __all__ = [
     "TuneConfig",
     "TuneResult",
     "attach_lora",
+    "balance_examples",
     "check_split",
     "evaluate_heldout",
     "export_gguf_adapter",
     "heldout_file_name",
     "heldout_split",
+    "is_paired_source",
     "load_sources",
     "split_sources",
     "sha256_file",

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from judgelab.errors import check_parameter
 
-__all__ = ["TuneConfig", "DEFAULT_TARGET_MODULES", "PEFT_HINT"]
+__all__ = ["TuneConfig", "DEFAULT_TARGET_MODULES", "PAIRED_KINDS", "PEFT_HINT", "is_paired_source"]
 
 PEFT_HINT = "pip install 'judgelab[tune]'"
 
@@ -181,6 +181,10 @@ class TuneConfig:
         """A hash of the fields that decide the adapter (a resumed run must match it)."""
         data = {k: v for k, v in asdict(self).items() if k not in _RUNTIME_FIELDS
                 and not (k in _HASHED_WHEN_SET and v == _HASHED_WHEN_SET[k])}
+        if any(is_paired_source(spec) for spec in self.sets):
+            # Paired sources are drawn in whole units (``balance_examples``) since that draw was added; a
+            # checkpoint of a run drawn row by row must not resume under it, and older hashes stay valid.
+            data["pair_draw"] = "whole-units"
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()[:16]
 
     def layer_indices(self, n_layers: int) -> list[int]:
@@ -197,6 +201,16 @@ class TuneConfig:
         check_parameter(0 <= lo <= hi < n_layers, "layers", "TuneConfig",
                         f"a range within 0-{n_layers - 1} (the model has {n_layers} layers)", self.layers)
         return list(range(lo, hi + 1))
+
+
+#: Generators whose rows are pairs (a supported twin and its edit, ``meta["pair"]``): trained in whole units.
+PAIRED_KINDS = ("num", "swap", "partial")
+
+
+def is_paired_source(spec: str) -> bool:
+    """Whether set ``spec`` is made by a pair generator (``PAIRED_KINDS``), e.g. ``num:fever.jsonl``."""
+    kind, sep, _ = str(spec).partition(":")
+    return bool(sep) and kind in PAIRED_KINDS
 
 
 def _top_k(text: str) -> int:

@@ -6,7 +6,9 @@ before any generator runs. Each set is a *source*. Per source, whole units
 (``LabelledRow.unit``: a document's rows, ``meta.pair`` edits, a deletion
 pair with its parent) are held out, training rows that share text with any
 held-out row are dropped, then the training rows are sampled with equal counts per label and a
-share of the total proportional to the source's weight. Every row is
+share of the total proportional to the source's weight; a pair generator's
+source (``PAIRED_KINDS``) is drawn in whole units, so an edited claim trains
+beside the supported twin it was edited from. Every row is
 rendered by the evaluator that serves its task, so a tuned judge is asked
 exactly as it was taught.
 """
@@ -27,7 +29,7 @@ from judgelab.calibration import Exclusion, LabelledRow, OverlapIndex, resolve_s
 from judgelab.engine import JudgeModel
 from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import build_evaluator, registered_evaluator
-from judgelab.tuning._config import TuneConfig
+from judgelab.tuning._config import TuneConfig, is_paired_source
 
 __all__ = ["Example", "Source", "load_sources", "split_sources", "balance_examples", "render_examples", "fits", "heldout_split",
            "exclusion_index"]
@@ -50,13 +52,22 @@ class Source:
 
 @dataclass(frozen=True)
 class Example:
-    """A rendered training row: the token ids of each prompt (several when chunked) and the label."""
+    """A rendered training row: the token ids of each prompt (several when chunked), the label and its unit.
+
+    ``unit`` is the row's ``LabelledRow.unit`` (a generated pair shares its parent's), which the
+    whole-unit draw of pair sources reads; it defaults to the row id, a unit of its own.
+    """
 
     row_id: str
     source: str
     label: int
     prompts: tuple[tuple[int, ...], ...]
     labels: tuple[str, str]
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.unit:
+            object.__setattr__(self, "unit", self.row_id)
 
     @property
     def n_tokens(self) -> int:
@@ -159,6 +170,34 @@ def _balanced(items: list[Example], n: int | None, rng: np.random.Generator) -> 
     return [picked[i] for i in rng.permutation(len(picked))]
 
 
+def _balanced_units(items: list[Example], n: int | None, rng: np.random.Generator) -> list[Example]:
+    """Like ``_balanced``, but whole units: each unit gives as many rows of each label as it has of the rarer one.
+
+    A pair generator writes the supported twin and its edit into the parent's unit, so drawing units
+    keeps them together; a unit left with one label (its twin skipped as too long) gives nothing.
+    Units are taken in a seeded order until ``n // 2`` rows of each label are drawn.
+    """
+    by_unit: dict[str, dict[int, list[Example]]] = defaultdict(lambda: {0: [], 1: []})
+    for x in items:
+        by_unit[x.unit][x.label].append(x)
+    keys = sorted(by_unit)
+    per = None if n is None else n // 2
+    picked: list[Example] = []
+    taken = 0
+    for i in rng.permutation(len(keys)):
+        rows = by_unit[keys[i]]
+        k = min(len(rows[0]), len(rows[1]))
+        if per is not None:
+            k = min(k, per - taken)
+        if k <= 0:
+            if per is not None and taken >= per:
+                break
+            continue
+        picked += rows[0][:k] + rows[1][:k]
+        taken += k
+    return [picked[i] for i in rng.permutation(len(picked))]
+
+
 def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
         dict[str, list[LabelledRow]], dict[str, list[LabelledRow]], dict[str, dict[str, Any]]]:
     """Per source: the training pool and the held-out rows (whole units); plus the counts.
@@ -189,7 +228,11 @@ def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
 
 def balance_examples(examples: dict[str, list[Example]], sources: Sequence[Source], config: TuneConfig,
                      counts: dict[str, dict[str, int]]) -> list[Example]:
-    """Training examples: per source, equal counts per label and a share of ``rows`` by weight."""
+    """Training examples: per source, equal counts per label and a share of ``rows`` by weight.
+
+    A pair generator's source (``PAIRED_KINDS``) is drawn in whole units (``_balanced_units``), every
+    other source row by row, so the recipes without generated pairs keep the rows they drew before.
+    """
     rng = np.random.default_rng([config.seed, 1])
     total_w = sum(s.weight for s in sources)
     out: list[Example] = []
@@ -198,7 +241,8 @@ def balance_examples(examples: dict[str, list[Example]], sources: Sequence[Sourc
         quota = None if config.rows is None else int(round(config.rows * s.weight / total_w))
         if quota is None and s.weight < 1:
             quota = int(round(2 * min(sum(x.label for x in items), sum(1 - x.label for x in items)) * s.weight))
-        picked = _balanced(items, quota, rng) if s.weight > 0 else []
+        draw = _balanced_units if is_paired_source(s.spec) else _balanced
+        picked = draw(items, quota, rng) if s.weight > 0 else []
         counts[s.name]["trained"] = len(picked)
         out.extend(picked)
     return out
@@ -233,7 +277,7 @@ def render_examples(model: JudgeModel, rows: Sequence[LabelledRow], source: str,
                 counts["skipped_long"] = counts.get("skipped_long", 0) + 1
                 continue
             counts["chunked"] = counts.get("chunked", 0) + 1
-        out.append(Example(row.id, source, int(row.label), tuple(prompts), tuple(evaluator.labels)))
+        out.append(Example(row.id, source, int(row.label), tuple(prompts), tuple(evaluator.labels), row.unit))
     return out
 
 
