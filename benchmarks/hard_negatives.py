@@ -41,8 +41,10 @@ CONTRAST_SOURCES = ("fever", "factcg")
 
 def recipe_sources(data: Path) -> list[tuple[str, str]]:
     """(short name, set spec) of every source the shipped recipe trains on, generators left out."""
-    prefixes = ("d2c", "num", "swap", "partial", "sent")
-    return [(name, s.format(data=data)) for name, s, rows in SOURCES if rows > 0 and s.split(":", 1)[0] not in prefixes]
+    from judgelab.calibration import GENERATORS
+
+    return [(name, s.format(data=data)) for name, s, rows in SOURCES
+            if rows > 0 and s.split(":", 1)[0] not in GENERATORS]
 
 
 def _interval(i) -> dict:
