@@ -17,6 +17,10 @@ For each source S (``train_default_judge.py``'s option names):
 run minus OTHER, kept as ``versus`` in ``table.json``. The base model's calibration does not depend
 on the setting, so it is copied from OTHER where OTHER has it.
 
+A paired interval resamples the evaluation rows, not the training run: two seeds of one recipe
+differed by -0.082 AUROC on the quarter-size FIB fold, beyond that interval (docs/tuning.md). So compare
+two training settings with at least two seeds each: ``--seed 1 --runs OTHER_SEED1 --compare-with ...``.
+
 Every step resumes: a training run continues from its checkpoint, a calibration from its scores,
 so the same command picks up where it stopped. It prints one markdown row per finished source
 (AUROC and balanced accuracy at each run's shipped threshold, on its held-out test rows, with 95%
@@ -100,7 +104,7 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
     _run([sys.executable, "benchmarks/train_default_judge.py", "--out", str(out), "--no-progress",
           "--scale", str(args.scale), "--heldout-max", str(args.heldout_max), "--autocast", args.autocast, *leave,
           *(["--adapt-top", str(args.adapt_top)] if args.adapt_top else []), "--cache", args.cache,
-          "--epochs", str(args.epochs)], log)
+          "--epochs", str(args.epochs), "--seed", str(args.seed)], log)
     rows = runs / f"eval-{source}.jsonl"
     n = evaluation_rows(out / "heldout" / f"{HELDOUT[source]}.jsonl", rows, args.limit)
     cal = {}
@@ -116,7 +120,7 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
     if other is not None:
         d = _compare(other / f"cal-{source}-tuned", cal["tuned"], runs / f"versus-{source}.json")
         versus = {"runs": str(other), **_differences(d), "mcnemar": d["mcnemar"]}
-    return {"source": source, "rows": n, "scale": args.scale, "autocast": args.autocast,
+    return {"source": source, "rows": n, "scale": args.scale, "seed": args.seed, "autocast": args.autocast,
             "adapt_top": args.adapt_top, "cache": args.cache, "epochs": args.epochs, "base": _heldout_figures(cal["base"]),
             "tuned": _heldout_figures(cal["tuned"]),
             "paired": _differences(paired),
@@ -178,6 +182,8 @@ def main() -> int:
     p.add_argument("--adapt-top", type=int, metavar="K", help="train_default_judge.py --adapt-top (default: top half)")
     p.add_argument("--cache", choices=("none", "memory"), default="none", help="train_default_judge.py --cache")
     p.add_argument("--epochs", type=int, default=1, help="train_default_judge.py --epochs")
+    p.add_argument("--seed", type=int, default=0,
+                   help="train_default_judge.py --seed; run a second seed into another --runs to see training noise")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--compare-with", type=Path, metavar="OTHER",
                    help="another --runs folder, same sources and rows: pair each fold's tuned judge with OTHER's")
