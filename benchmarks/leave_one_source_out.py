@@ -48,7 +48,8 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("mnli", "fever", "snli", "fib", "factcg", "begin", "summedits")
 #: The held-out file a run writes for a source (OUT/heldout/NAME.jsonl).
 HELDOUT = {"mnli": "mnli-mnli", "fever": "fever-nli-fever_nli", "snli": "snli-esnli_dev", "fib": "fib-fib",
-           "factcg": "factcg-CG2C_doc", "begin": "begin-begin", "summedits": "summedits-summedits"}
+           "factcg": "factcg-CG2C_doc", "begin": "begin-begin",
+           "summedits": "summedits-summedits_scitldr"}
 #: Sources made from a source's rows leave with it.
 DERIVED = {"fib": ("d2c_fib",), "summedits": ("d2c_summedits",)}
 
@@ -65,6 +66,16 @@ def _heldout_figures(run: Path) -> dict:
     """AUROC and balanced accuracy (estimate, low, high) on the run's held-out test rows."""
     task = json.loads((run / "metrics.json").read_text())["tasks"]["fact-check"]
     return {k: task["heldout"][k] for k in ("auroc", "balanced_accuracy")}
+
+
+def _heldout_file(run: Path, source: str) -> Path:
+    """The held-out rows the run wrote for ``source``; an error naming the files there when it is missing."""
+    path = run / "heldout" / f"{HELDOUT[source]}.jsonl"
+    if not path.exists():
+        found = sorted(p.name for p in (run / "heldout").glob("*.jsonl"))
+        sys.exit(f"{path} is missing: the run wrote {', '.join(found) or 'no held-out files'}. The source's set "
+                 f"file changed in train_default_judge.py; update HELDOUT[{source!r}] in {Path(__file__).name}.")
+    return path
 
 
 def evaluation_rows(heldout: Path, dest: Path, limit: int, seed: int = 2026) -> int:
@@ -106,7 +117,7 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
           *(["--adapt-top", str(args.adapt_top)] if args.adapt_top else []), "--cache", args.cache,
           "--epochs", str(args.epochs), "--seed", str(args.seed)], log)
     rows = runs / f"eval-{source}.jsonl"
-    n = evaluation_rows(out / "heldout" / f"{HELDOUT[source]}.jsonl", rows, args.limit)
+    n = evaluation_rows(_heldout_file(out, source), rows, args.limit)
     cal = {}
     other = args.compare_with
     if other is not None and (other / f"cal-{source}-base").is_dir() and not (runs / f"cal-{source}-base").exists():
