@@ -46,10 +46,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("mnli", "fever", "snli", "fib", "factcg", "begin", "summedits")
-#: The held-out file a run writes for a source (OUT/heldout/NAME.jsonl).
-HELDOUT = {"mnli": "mnli-mnli", "fever": "fever-nli-fever_nli", "snli": "snli-esnli_dev", "fib": "fib-fib",
-           "factcg": "factcg-CG2C_doc", "begin": "begin-begin",
-           "summedits": "summedits-summedits_scitldr"}
 #: Sources made from a source's rows leave with it.
 DERIVED = {"fib": ("d2c_fib",), "summedits": ("d2c_summedits",)}
 
@@ -69,12 +65,28 @@ def _heldout_figures(run: Path) -> dict:
 
 
 def _heldout_file(run: Path, source: str) -> Path:
-    """The held-out rows the run wrote for ``source``; an error naming the files there when it is missing."""
-    path = run / "heldout" / f"{HELDOUT[source]}.jsonl"
+    """The held-out rows the run wrote for ``source``, named as the run named its set.
+
+    ``PROVENANCE.json`` keeps the run's set specs (``config.sets``) and per-set counts in the order of
+    ``train_default_judge.SOURCES``, keyed by the name the run gave each set; the file is that name's
+    ``heldout_file_name``. Reading it from the run means a changed set file cannot leave a stale copy here.
+    """
+    from train_default_judge import SOURCES as TRAINING_SOURCES
+
+    from judgelab.tuning import heldout_file_name
+
+    provenance = json.loads((run / "PROVENANCE.json").read_text())
+    index = [name for name, _spec, _rows in TRAINING_SOURCES].index(source)
+    kind = TRAINING_SOURCES[index][1].split("{data}")[0]
+    spec, name = provenance["config"]["sets"][index], list(provenance["counts"])[index]
+    if not spec.startswith(kind):
+        sys.exit(f"{run / 'PROVENANCE.json'}: set {index} is {spec!r}, not a {kind!r} set: the run was made by "
+                 "another version of train_default_judge.py; rerun the fold into a new --runs folder.")
+    path = run / "heldout" / heldout_file_name(name)
     if not path.exists():
         found = sorted(p.name for p in (run / "heldout").glob("*.jsonl"))
-        sys.exit(f"{path} is missing: the run wrote {', '.join(found) or 'no held-out files'}. The source's set "
-                 f"file changed in train_default_judge.py; update HELDOUT[{source!r}] in {Path(__file__).name}.")
+        sys.exit(f"{path} is missing: the run wrote {', '.join(found) or 'no held-out files'}; "
+                 "rerun the fold into a new --runs folder.")
     return path
 
 
