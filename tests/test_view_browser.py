@@ -107,6 +107,18 @@ def _scores(driver) -> list[float]:
     return [float(t.split()[0]) for t in _column(driver, 5)]
 
 
+def _after_navigation(driver, by, value: str, timeout: float = 30.0):
+    """The element once the page a click or key press started to load has it.
+
+    A form submit or a script's ``location.href`` returns from Selenium before the next page is
+    there; reading at once finds the old page (or nothing), which is how CI saw this test fail.
+    """
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(EC.presence_of_element_located((by, value)))
+
+
 def _until_sorted(driver, *, descending: bool, n: int | None = None, timeout: float = 15.0) -> list[float]:
     """The score column once the page has redrawn it in order (a TimeoutException if it never is)."""
     from selenium.common.exceptions import StaleElementReferenceException
@@ -149,6 +161,7 @@ def test_open_sort_filter_open_a_row_and_correct_its_label(browser, shots, real_
         assert _column(browser, 1) == [WRONG]
         row = browser.find_element(By.CSS_SELECTOR, "#rows tbody tr")
         row.send_keys(Keys.ENTER)  # a focusable row opens with Enter
+        assert _after_navigation(browser, By.ID, "claim")
         assert browser.find_element(By.TAG_NAME, "h1").text == f"Row {WRONG}"
         assert "It is made of iron." in browser.find_element(By.ID, "claim").text
         assert "Evaluate whether or not the following claim" in browser.find_element(By.ID, "prompt").text
@@ -157,7 +170,7 @@ def test_open_sort_filter_open_a_row_and_correct_its_label(browser, shots, real_
         browser.find_element(By.CSS_SELECTOR, "input[name='new_label'][value='1']").click()
         browser.find_element(By.ID, "note").send_keys("The document says it is made of iron.")
         browser.find_element(By.ID, "save-correction").click()
-        assert "Correction saved" in browser.find_element(By.ID, "saved").text
+        assert "Correction saved" in _after_navigation(browser, By.ID, "saved").text
         shots(browser, "corrected")
         browser.get(server.url + "/report")
         assert "judgelab calibration report" in browser.find_element(By.TAG_NAME, "h1").text
@@ -198,6 +211,7 @@ def test_two_runs_side_by_side(browser, shots, real_run):
         links = browser.find_elements(By.CSS_SELECTOR, "#diff-rows tbody tr[data-href]")
         if links:  # a differing row opens as run A's row page
             links[0].send_keys(Keys.ENTER)
+            assert _after_navigation(browser, By.ID, "claim")
             assert browser.find_element(By.TAG_NAME, "h1").text.startswith("Row eiffel-")
     finally:
         server.stop()
