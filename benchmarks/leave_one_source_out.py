@@ -67,22 +67,23 @@ def _heldout_figures(run: Path) -> dict:
 def _heldout_file(run: Path, source: str) -> Path:
     """The held-out rows the run wrote for ``source``, named as the run named its set.
 
-    ``PROVENANCE.json`` keeps the run's set specs (``config.sets``) and per-set counts in the order of
-    ``train_default_judge.SOURCES``, keyed by the name the run gave each set; the file is that name's
-    ``heldout_file_name``. Reading it from the run means a changed set file cannot leave a stale copy here.
+    ``PROVENANCE.json`` keeps the run's set specs (``config.sets``) in the order of
+    ``train_default_judge.SOURCES``; ``judgelab.tuning.source_names`` gives the name the run gave each
+    spec, and the file is that name's ``heldout_file_name``. Reading it from the run means a changed
+    set file cannot leave a stale copy here.
     """
     from train_default_judge import SOURCES as TRAINING_SOURCES
 
-    from judgelab.tuning import heldout_file_name
+    from judgelab.tuning import heldout_file_name, source_names
 
-    provenance = json.loads((run / "PROVENANCE.json").read_text())
+    specs = json.loads((run / "PROVENANCE.json").read_text())["config"]["sets"]
     index = [name for name, _spec, _rows in TRAINING_SOURCES].index(source)
     kind = TRAINING_SOURCES[index][1].split("{data}")[0]
-    spec, name = provenance["config"]["sets"][index], list(provenance["counts"])[index]
-    if not spec.startswith(kind):
-        sys.exit(f"{run / 'PROVENANCE.json'}: set {index} is {spec!r}, not a {kind!r} set: the run was made by "
+    if index >= len(specs) or not specs[index].startswith(kind):
+        found = specs[index] if index < len(specs) else f"absent ({len(specs)} sets)"
+        sys.exit(f"{run / 'PROVENANCE.json'}: set {index} is {found!r}, not a {kind!r} set: the run was made by "
                  "another version of train_default_judge.py; rerun the fold into a new --runs folder.")
-    path = run / "heldout" / heldout_file_name(name)
+    path = run / "heldout" / heldout_file_name(source_names(specs)[index])
     if not path.exists():
         found = sorted(p.name for p in (run / "heldout").glob("*.jsonl"))
         sys.exit(f"{path} is missing: the run wrote {', '.join(found) or 'no held-out files'}; "

@@ -202,6 +202,19 @@ def test_tuning_never_sees_the_documents_of_an_excluded_set(tmp_path):
     assert config.training_hash() != TuneConfig(sets=(str(train),), out="x").training_hash()
 
 
+def test_source_names_are_the_names_a_run_gives_its_sets(tmp_path):
+    from judgelab.tuning import TuneConfig, heldout_file_name, load_sources, source_names
+
+    rows = [LabelledRow(id=f"r{i}", task="fact-check", documents=[f"Document {i}."], response=f"claim {i}",
+                        label=i % 2) for i in range(4)]
+    train = tmp_path / "news.jsonl"
+    train.write_text("".join(r.model_dump_json() + "\n" for r in rows))
+    assert source_names((str(train), f"d2c:{train}", str(train))) == ["news", "d2c:news", "news#2"]
+    assert heldout_file_name("d2c:news") != heldout_file_name("news")
+    specs = (str(train), str(train))  # a repeated set gets a numbered name, the one load_sources gives it
+    assert [s.name for s in load_sources(TuneConfig(sets=specs, out=str(tmp_path / "out")))] == ["news", "news#2"]
+
+
 def test_tune_config_checks_chunk_tokens_and_autocast(tmp_path):
     from judgelab.errors import ParameterError
     from judgelab.tuning import TuneConfig

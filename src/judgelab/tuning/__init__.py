@@ -10,7 +10,7 @@ an ``[adapter]`` table that both backends load. Nothing here is imported by
 """
 
 from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PAIRED_KINDS, PEFT_HINT, TuneConfig, is_paired_source
-from judgelab.tuning._data import Example, Source, balance_examples, heldout_split, load_sources, split_sources
+from judgelab.tuning._data import Example, Source, balance_examples, heldout_split, load_sources, source_names, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout
 from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
@@ -46,6 +46,7 @@ __all__ = [
     "load_sources",
     "split_sources",
     "sha256_file",
+    "source_names",
     "ship_adapter",
     "tune",
     "tuning_report",

@@ -31,7 +31,7 @@ from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import build_evaluator, registered_evaluator
 from judgelab.tuning._config import TuneConfig, is_paired_source
 
-__all__ = ["Example", "Source", "load_sources", "split_sources", "balance_examples", "render_examples", "fits", "heldout_split",
+__all__ = ["Example", "Source", "load_sources", "source_names", "split_sources", "balance_examples", "render_examples", "fits", "heldout_split",
            "exclusion_index"]
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,22 @@ def _source_name(spec: str, index: int) -> str:
     return f"{kind}:{stem}" if sep and len(kind) > 1 else stem
 
 
+def source_names(specs: Sequence[str]) -> list[str]:
+    """The name a tuning run gives each set spec, in order: ``d2c:fib`` for ``d2c:data/fib.jsonl``.
+
+    A name that repeats gets ``#2``, ``#3``, ... These names key ``PROVENANCE.json``'s counts and,
+    through ``heldout_file_name``, the run's held-out files, so a script reading a run derives them
+    here rather than by position.
+    """
+    names: list[str] = []
+    seen: Counter[str] = Counter()
+    for i, spec in enumerate(specs):
+        name = _source_name(spec, i)
+        seen[name] += 1
+        names.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return names
+
+
 def exclusion_index(config: TuneConfig) -> OverlapIndex:
     """The rows of every ``exclude`` set, indexed for every kind of overlap (``OverlapIndex``)."""
     rows: list[LabelledRow] = []
@@ -103,9 +119,8 @@ def load_sources(config: TuneConfig) -> list[Source]:
         When a set has no scorable rows, or only one class.
     """
     sources = []
-    names: Counter[str] = Counter()
     index = exclusion_index(config)
-    for i, (spec, weight) in enumerate(zip(config.sets, config.source_weights())):
+    for spec, weight, name in zip(config.sets, config.source_weights(), source_names(config.sets)):
         exclusion = Exclusion(index)
         rows, desc, _ = resolve_set(spec, exclude=exclusion)
         kept = tuple(r for r in rows if r.task in _TASKS)
@@ -118,10 +133,6 @@ def load_sources(config: TuneConfig) -> list[Source]:
         if len(classes) < 2:
             raise DataError(f"Set {desc} has only label {classes.pop()} in its {len(kept)} rows; tuning "
                             "needs both passing (1) and failing (0) rows in every set.", path=str(spec))
-        name = _source_name(spec, i)
-        names[name] += 1
-        if names[name] > 1:
-            name = f"{name}#{names[name]}"
         excluded: Counter[str] = Counter()
         for by_kind in exclusion.dropped.values():
             excluded.update(by_kind)
