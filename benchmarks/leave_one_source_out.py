@@ -17,6 +17,11 @@ For each source S (``train_default_judge.py``'s option names):
 run minus OTHER, kept as ``versus`` in ``table.json``. The base model's calibration does not depend
 on the setting, so it is copied from OTHER where OTHER has it.
 
+``--rows NAME=N`` adds one of ``train_default_judge.py``'s optional sources to every fold's training
+(hard negatives such as ``num_fever``, sentence rows), e.g. the SummEdits fold with hard negatives made
+from the other sources: ``--sources summedits --rows num_fever=120 --rows swap_factcg=120 ...``; a
+generated source whose parent is left out is not read. Its rows are kept in ``table.json``.
+
 A paired interval resamples the evaluation rows, not the training run: two seeds of one recipe
 differed by -0.082 AUROC on the quarter-size FIB fold, beyond that interval (docs/tuning.md). So compare
 two training settings with at least two seeds each: ``--seed 1 --runs OTHER_SEED1 --compare-with ...``.
@@ -128,7 +133,8 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
     _run([sys.executable, "benchmarks/train_default_judge.py", "--out", str(out), "--no-progress",
           "--scale", str(args.scale), "--heldout-max", str(args.heldout_max), "--autocast", args.autocast, *leave,
           *(["--adapt-top", str(args.adapt_top)] if args.adapt_top else []), "--cache", args.cache,
-          "--epochs", str(args.epochs), "--seed", str(args.seed)], log)
+          "--epochs", str(args.epochs), "--seed", str(args.seed),
+          *[a for name, n in args.rows.items() for a in (f"--{name.replace('_', '-')}", str(n))]], log)
     rows = runs / f"eval-{source}.jsonl"
     n = evaluation_rows(_heldout_file(out, source), rows, args.limit)
     cal = {}
@@ -145,7 +151,8 @@ def measure(source: str, runs: Path, args: argparse.Namespace) -> dict:
         d = _compare(other / f"cal-{source}-tuned", cal["tuned"], runs / f"versus-{source}.json")
         versus = {"runs": str(other), **_differences(d), "mcnemar": d["mcnemar"]}
     return {"source": source, "rows": n, "scale": args.scale, "seed": args.seed, "autocast": args.autocast,
-            "adapt_top": args.adapt_top, "cache": args.cache, "epochs": args.epochs, "base": _heldout_figures(cal["base"]),
+            "adapt_top": args.adapt_top, "cache": args.cache, "epochs": args.epochs,
+            **({"optional_rows": dict(args.rows)} if args.rows else {}), "base": _heldout_figures(cal["base"]),
             "tuned": _heldout_figures(cal["tuned"]),
             "paired": _differences(paired),
             "groups": paired["resampling"]["groups"], **({"versus": versus} if versus else {})}
@@ -195,6 +202,23 @@ def table_row(r: dict) -> str:
             f"{_diff(r['paired']['balanced_accuracy'])} |" + versus)
 
 
+def _optional_rows(p: argparse.ArgumentParser, pairs: list[str]) -> dict[str, int]:
+    """``NAME=N`` pairs of ``--rows`` as {name: rows}, each NAME an optional source of train_default_judge.py."""
+    from train_default_judge import OPTIONAL_SOURCES
+
+    names = [name for name, *_ in OPTIONAL_SOURCES]
+    rows: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, n = pair.partition("=")
+        if not sep or not n.isdigit():
+            p.error(f"--rows {pair!r}: write NAME=N, N a whole number of rows (e.g. num_fever=120)")
+        if name not in names:
+            p.error(f"--rows {pair!r}: {name!r} is not an optional source of train_default_judge.py; "
+                    f"choose from {', '.join(names)}")
+        rows[name] = int(n)
+    return rows
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=Path, default=Path("runs/loso"))
@@ -211,7 +235,12 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--compare-with", type=Path, metavar="OTHER",
                    help="another --runs folder, same sources and rows: pair each fold's tuned judge with OTHER's")
+    p.add_argument("--rows", action="append", default=[], metavar="NAME=N",
+                   help="train_default_judge.py --NAME N for one of its optional sources (hard negatives: num_fever, "
+                        "swap_factcg, ...; sentence rows: sent_...), before --scale; repeatable. A generated source "
+                        "whose parent is left out is not read. Use a new --runs folder: a fold that is done is not rerun")
     args = p.parse_args()
+    args.rows = _optional_rows(p, args.rows)
     args.runs.mkdir(parents=True, exist_ok=True)
     sources = args.sources.split(",")
     for source in sources:
