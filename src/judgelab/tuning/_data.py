@@ -196,13 +196,13 @@ def _balanced_units(items: list[Example], n: int | None, rng: np.random.Generato
     picked: list[Example] = []
     taken = 0
     for i in rng.permutation(len(keys)):
+        if per is not None and taken >= per:
+            break
         rows = by_unit[keys[i]]
         k = min(len(rows[0]), len(rows[1]))
         if per is not None:
             k = min(k, per - taken)
-        if k <= 0:
-            if per is not None and taken >= per:
-                break
+        if k == 0:
             continue
         picked += rows[0][:k] + rows[1][:k]
         taken += k
