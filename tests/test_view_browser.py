@@ -107,16 +107,24 @@ def _scores(driver) -> list[float]:
     return [float(t.split()[0]) for t in _column(driver, 5)]
 
 
-def _after_navigation(driver, by, value: str, timeout: float = 30.0):
-    """The element once the page a click or key press started to load has it.
+def _navigate(driver, act, timeout: float = 30.0) -> None:
+    """Run ``act`` (a click or key press that loads a page) and return once the new page has loaded.
 
-    A form submit or a script's ``location.href`` returns from Selenium before the next page is
-    there; reading at once finds the old page (or nothing), which is how CI saw this test fail.
+    Selenium returns from a form submit or a script's ``location.href`` before the next page is
+    there; reading at once finds the old page, or elements of it that go stale while being read
+    (how CI saw this test fail twice). The old page gets a mark on its ``window``; the wait ends when
+    a document without the mark has finished loading. The view draws its pages on the server, so
+    nothing redraws them after that. While the old document unloads, chromedriver answers some
+    commands with errors (a stale node, "Node with given id does not belong to the document"):
+    those mean "not yet", and the wait asks again.
     """
-    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(EC.presence_of_element_located((by, value)))
+    driver.execute_script("window.__judgelabOldPage = true;")
+    act()
+    WebDriverWait(driver, timeout, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script("return !window.__judgelabOldPage && document.readyState === 'complete'"))
 
 
 def _until_sorted(driver, *, descending: bool, n: int | None = None, timeout: float = 15.0) -> list[float]:
@@ -145,23 +153,21 @@ def test_open_sort_filter_open_a_row_and_correct_its_label(browser, shots, real_
         kinds = [tr.get_attribute("class") for tr in browser.find_elements(By.CSS_SELECTOR, "#rows tbody tr")]
         assert kinds == sorted(kinds, key=lambda k: k != "wrong")  # disagreement first: the wrong verdicts on top
         shots(browser, "rows")
-        browser.find_element(By.CSS_SELECTOR, "button[data-sort='score']").click()
+        _navigate(browser, browser.find_element(By.CSS_SELECTOR, "button[data-sort='score']").click)
         assert len(_until_sorted(browser, descending=True, n=8)) == 8
         assert browser.find_element(By.CSS_SELECTOR, "th[aria-sort='descending'] button").get_attribute("data-sort") == "score"
-        browser.find_element(By.CSS_SELECTOR, "button[data-sort='score']").send_keys(Keys.ENTER)  # keyboard: flip
+        flip = browser.find_element(By.CSS_SELECTOR, "button[data-sort='score']")
+        _navigate(browser, lambda: flip.send_keys(Keys.ENTER))  # keyboard: flip
         assert len(_until_sorted(browser, descending=False, n=8)) == 8
         Select(browser.find_element(By.NAME, "verdict")).select_by_value("pass")
-        browser.find_element(By.ID, "apply").click()
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        WebDriverWait(browser, 15).until(lambda d: {t.split()[0] for t in _column(d, 7) if t.strip()} == {"pass"})
+        _navigate(browser, browser.find_element(By.ID, "apply").click)
+        assert {t.split()[0] for t in _column(browser, 7) if t.strip()} == {"pass"}
         assert _until_sorted(browser, descending=False)  # the sort survives the filter
         shots(browser, "filtered")
         browser.get(server.url + "/?q=eiffel-4")  # the search covers ids, claims and documents
         assert _column(browser, 1) == [WRONG]
         row = browser.find_element(By.CSS_SELECTOR, "#rows tbody tr")
-        row.send_keys(Keys.ENTER)  # a focusable row opens with Enter
-        assert _after_navigation(browser, By.ID, "claim")
+        _navigate(browser, lambda: row.send_keys(Keys.ENTER))  # a focusable row opens with Enter
         assert browser.find_element(By.TAG_NAME, "h1").text == f"Row {WRONG}"
         assert "It is made of iron." in browser.find_element(By.ID, "claim").text
         assert "Evaluate whether or not the following claim" in browser.find_element(By.ID, "prompt").text
@@ -169,8 +175,8 @@ def test_open_sort_filter_open_a_row_and_correct_its_label(browser, shots, real_
         shots(browser, "row")
         browser.find_element(By.CSS_SELECTOR, "input[name='new_label'][value='1']").click()
         browser.find_element(By.ID, "note").send_keys("The document says it is made of iron.")
-        browser.find_element(By.ID, "save-correction").click()
-        assert "Correction saved" in _after_navigation(browser, By.ID, "saved").text
+        _navigate(browser, browser.find_element(By.ID, "save-correction").click)
+        assert "Correction saved" in browser.find_element(By.ID, "saved").text
         shots(browser, "corrected")
         browser.get(server.url + "/report")
         assert "judgelab calibration report" in browser.find_element(By.TAG_NAME, "h1").text
@@ -210,8 +216,7 @@ def test_two_runs_side_by_side(browser, shots, real_run):
         shots(browser, "compare")
         links = browser.find_elements(By.CSS_SELECTOR, "#diff-rows tbody tr[data-href]")
         if links:  # a differing row opens as run A's row page
-            links[0].send_keys(Keys.ENTER)
-            assert _after_navigation(browser, By.ID, "claim")
+            _navigate(browser, lambda: links[0].send_keys(Keys.ENTER))
             assert browser.find_element(By.TAG_NAME, "h1").text.startswith("Row eiffel-")
     finally:
         server.stop()
