@@ -60,17 +60,34 @@ def heldout_figures(metrics_path: Path) -> dict[str, Any]:
     return {"heldout": task.get("heldout"), "threshold": task["threshold"]["value"], "rows": task.get("rows")}
 
 
+def judge_specs(models: list[str], p: argparse.ArgumentParser) -> dict[str, str]:
+    """``{name: spec}`` from ``--models``: a registered name stands for itself; ``NAME=SPEC`` names a spec file.
+
+    The name labels the calibrate folders and the results file's keys, so a path needs one.
+    """
+    judges: dict[str, str] = {}
+    for model in models:
+        name, _, spec = model.partition("=") if "=" in model else (model, "", model)
+        if not name or not spec or "/" in name or name in judges:
+            p.error(f"--models {model!r}: give a registered judge name, or NAME=SPEC with a short, unique NAME "
+                    "(e.g. scale4=/work/tune-runs/scale4/judge.toml)")
+        judges[name] = spec
+    return judges
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", type=Path, required=True, help="a finished tuning run (its heldout/ folder)")
     p.add_argument("--cal", type=Path, required=True, help="where the calibrate runs go")
     p.add_argument("--models", nargs="+", default=["gemma-3-270m", "gemma-3-270m-judge"],
-                   help="judges; the first is the baseline of the paired comparisons")
+                   help="judges, each a registered name or NAME=SPEC (a judge.toml path under a short name); the "
+                        "first is the baseline of the paired comparisons")
     p.add_argument("--sets", nargs="*", help="held-out file stems (default: every file in RUN/heldout)")
     p.add_argument("--rows", type=int, default=80)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--results", type=Path, required=True)
     args = p.parse_args(argv)
+    judges = judge_specs(args.models, p)
     sys.path.insert(0, str(REPO / "src"))
     from judgelab.calibration import load_rows, write_rows
 
@@ -83,14 +100,15 @@ def main(argv: list[str] | None = None) -> int:
         subset = args.cal / "sets" / f"{stem}.jsonl"
         write_rows(rows, subset)
         entry: dict[str, Any] = {"rows": len(rows), "units": len({r.unit for r in rows}), "judges": {}, "paired": {}}
-        for model in args.models:
+        for model, spec in judges.items():
             folder = args.cal / f"{model}-{stem}"
-            cmd = ["judgelab", "calibrate", "--model", model, "--set", str(subset), "--out", str(folder),
+            cmd = ["judgelab", "calibrate", "--model", spec, "--set", str(subset), "--out", str(folder),
                    "--threads", "2", "--no-plots", "--no-progress"]
             run(cmd, args.cal / f"{model}-{stem}.log")
             entry["judges"][model] = heldout_figures(folder / "metrics.json")
-        base = args.cal / f"{args.models[0]}-{stem}"
-        for model in args.models[1:]:
+        first, *others = judges
+        base = args.cal / f"{first}-{stem}"
+        for model in others:
             cmd = ["judgelab", "compare", str(base), str(args.cal / f"{model}-{stem}"), "--task", "fact-check", "--json"]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
             entry["paired"][model] = json.loads(done.stdout)
