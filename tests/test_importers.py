@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -27,6 +28,32 @@ def test_halueval_qa(shared_data):
     assert right.documents == wrong.documents and right.user_text == wrong.user_text
     assert right.meta["pair"] == wrong.meta["pair"]
 
+
+
+def test_halueval_qa_relevancy_gives_three_rows_a_question(tmp_path):
+    path = tmp_path / "qa.jsonl"
+    lines = [
+        {"knowledge": "Paris is the capital of France.", "question": "What is the capital of France?",
+         "right_answer": "Paris", "hallucinated_answer": "Lyon"},
+        {"knowledge": "The Nile flows into the Mediterranean.", "question": "Where does the Nile end?",
+         "right_answer": "The Mediterranean Sea", "hallucinated_answer": "The Red Sea"},
+        {"knowledge": "Bees make honey.", "question": "Which insect makes honey?",
+         "right_answer": "paris", "hallucinated_answer": "Wasps"},
+    ]
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    rows = import_set("halueval-qa-relevancy", path)
+    by_unit = {}
+    for r in rows:
+        by_unit.setdefault(r.meta["pair"], []).append(r)
+    assert all(r.task == "relevancy" for r in rows)
+    first = by_unit["halueval-qa-relevancy-1"]
+    assert [(r.response, r.label, r.meta["kind"]) for r in first] == [
+        ("Paris", 1, "on-topic"), ("Lyon", 0, "contradicts-context"),
+        ("The Mediterranean Sea", 0, "different-question")]
+    assert {r.user_text for r in first} == {"What is the capital of France?"}
+    # the last question takes the first one's answer, unless it is its own answer again
+    assert [r.meta["kind"] for r in by_unit["halueval-qa-relevancy-3"]] == ["on-topic", "contradicts-context"]
+    assert len({r.id for r in rows}) == len(rows) == 8
 
 def test_halueval_general(shared_data):
     rows = import_set("halueval-general", shared_data / "halueval" / "general.jsonl")

@@ -24,6 +24,7 @@ __all__ = [
     "import_set",
     "import_wice",
     "import_halueval_qa",
+    "import_halueval_qa_relevancy",
     "import_halueval_general",
     "import_faithbench",
     "import_llm_aggrefact",
@@ -86,6 +87,46 @@ def import_halueval_qa(path: str | Path) -> list[LabelledRow]:
                     label=label,
                     group="halueval-qa",
                     meta={"pair": pair},
+                )
+            )
+    return rows
+
+
+def import_halueval_qa_relevancy(path: str | Path) -> list[LabelledRow]:
+    """HaluEval QA as relevancy rows: does the answer answer the question, in line with the knowledge?
+
+    Three rows per question, all sharing ``meta["pair"]`` (one unit): the
+    right answer (1, kind ``on-topic``), the hallucinated answer (0,
+    ``contradicts-context``: it answers the question against the knowledge)
+    and the next question's right answer (0, ``different-question``; the
+    last question takes the first one's). The kinds and the labels are the
+    starter set's relevancy kinds, so a set of a few hundred rows measures
+    the relevancy question where the starter has 60.
+    """
+    path = Path(path)
+    questions = [(line, field(obj, "knowledge", path, line), field(obj, "question", path, line),
+                  field(obj, "right_answer", path, line), field(obj, "hallucinated_answer", path, line))
+                 for line, obj in json_lines(path)]
+    rows = []
+    for i, (line, knowledge, question, right, hallucinated) in enumerate(questions):
+        pair = f"halueval-qa-relevancy-{line}"
+        other = questions[(i + 1) % len(questions)][3]
+        if len(questions) < 2 or other.strip().lower() == right.strip().lower():
+            answers = ((right, 1, "on-topic"), (hallucinated, 0, "contradicts-context"))
+        else:
+            answers = ((right, 1, "on-topic"), (hallucinated, 0, "contradicts-context"),
+                       (other, 0, "different-question"))
+        for response, label, kind in answers:
+            rows.append(
+                LabelledRow(
+                    id=f"{pair}-{kind}",
+                    task="relevancy",
+                    user_text=question,
+                    documents=[knowledge],
+                    response=response,
+                    label=label,
+                    group="halueval-qa-relevancy",
+                    meta={"pair": pair, "kind": kind},
                 )
             )
     return rows
@@ -332,6 +373,7 @@ def import_snli(path: str | Path) -> list[LabelledRow]:
 IMPORTERS: dict[str, Callable[..., list[LabelledRow]]] = {
     "wice": import_wice,
     "halueval-qa": import_halueval_qa,
+    "halueval-qa-relevancy": import_halueval_qa_relevancy,
     "halueval-general": import_halueval_general,
     "faithbench": import_faithbench,
     "llm-aggrefact": import_llm_aggrefact,
