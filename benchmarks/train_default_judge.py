@@ -32,13 +32,14 @@ command continues from the last checkpoint (kill it any time). It writes
 ``OUT/judge.toml`` (the tuned spec), ``OUT/peft/``, ``OUT/adapter.gguf``,
 ``OUT/report.md``, ``OUT/loss.png`` and ``OUT/PROVENANCE.json``.
 
-Budget of the shipped run (``--scale 2``, the default: each source's rows in
-``SOURCES`` doubled): 1,046,963 training tokens (4,080 rows, one epoch, 510
-steps of 8 rows at lr 6e-4), 3,395 s of training (308 tokens/s, float32, two
-torch threads) on a 2-core Intel Xeon (AVX-512, AMX) with nothing else running
-(autogroups off: docs/measurements.md); 61 minutes wall clock with loading,
-rendering and the held-out scoring before and after. ``--scale 1`` is the
-previous shipped run and the full-size leave-one-source-out folds. Float32
+Budget of the shipped run (``--scale 4``, the default: each source's rows in
+``SOURCES`` four times over, where a source has that many): 1,517,512 training
+tokens (7,520 rows, one epoch, 940 steps of 8 rows at lr 6e-4), 6,214 s of
+training (244 tokens/s, float32, two torch threads) on a 2-core AMD EPYC (AVX2)
+with nothing else heavy running (autogroups off: docs/measurements.md), in two
+sessions (the run resumes from its checkpoint). ``--scale 2`` is the previous
+shipped run (run clean1, the clean pool's first adapter), ``--scale 1`` the
+size of the full-size leave-one-source-out folds. Float32
 is the default: the one bf16 fold tried scored worse (docs/tuning.md, "Training
 speed", for bf16 with a float32 label head and the other speed settings). ``--ship models`` then copies the adapter and
 spec into ``models/`` (see docs/tuning.md).
@@ -185,9 +186,9 @@ def parser() -> argparse.ArgumentParser:
                        "0 = not read)")
     p.add_argument("--leave-out", action="append", default=[], metavar="SOURCE",
                    help="hold this source out whole (a leave-one-source-out run); repeatable")
-    p.add_argument("--scale", type=float, default=2.0,
-                   help="multiply every source's training rows (2, the default: the shipped run; 1: the previous "
-                        "shipped run and the full-size leave_one_source_out.py folds; 0.25: a quarter-size run)")
+    p.add_argument("--scale", type=float, default=4.0,
+                   help="multiply every source's training rows (4, the default: the shipped run; 2: the previous "
+                        "shipped run; 1: the full-size leave_one_source_out.py folds; 0.25: a quarter-size run)")
     p.add_argument("--exclude", type=Path, default=REPO / "calibration" / "starter.jsonl",
                    help="documents of this set are never trained on (default: the quick start's set)")
     p.add_argument("--max-tokens", type=int, default=640)
