@@ -111,11 +111,9 @@ def import_halueval_qa_relevancy(path: str | Path) -> list[LabelledRow]:
     for i, (line, knowledge, question, right, hallucinated) in enumerate(questions):
         pair = f"halueval-qa-relevancy-{line}"
         other = questions[(i + 1) % len(questions)][3]
-        if len(questions) < 2 or other.strip().lower() == right.strip().lower():
-            answers = ((right, 1, "on-topic"), (hallucinated, 0, "contradicts-context"))
-        else:
-            answers = ((right, 1, "on-topic"), (hallucinated, 0, "contradicts-context"),
-                       (other, 0, "different-question"))
+        answers: list[tuple[str, int, str]] = [(right, 1, "on-topic"), (hallucinated, 0, "contradicts-context")]
+        if len(questions) > 1 and other.strip().lower() != right.strip().lower():
+            answers.append((other, 0, "different-question"))
         for response, label, kind in answers:
             rows.append(
                 LabelledRow(
