@@ -204,6 +204,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--rank", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--split-seed", type=int, help="seed of the held-out split alone (default: --seed); a second "
+                   "--seed with --split-seed 0 holds out the shipped run's units, so the two pair")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-steps", type=int, help="stop the schedule after this many steps (a quick trial)")
     p.add_argument("--device", default="cpu")
@@ -228,7 +230,7 @@ def build_config(args: argparse.Namespace):
         exclude=(str(args.exclude),) if args.exclude else (),
         licences=tuple(LICENCES.get(name, ("no entry", False))[0] for name, _, _ in used_sources(args)),
         rank=args.rank, alpha=2.0 * args.rank, epochs=args.epochs, lr=args.lr, batch=args.batch, warmup=0.1,
-        seed=args.seed, device=args.device, threads=args.threads, checkpoint_every=10,
+        seed=args.seed, split_seed=args.split_seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,
         layers=f"top-{args.adapt_top}" if args.adapt_top else "top-half", cache=args.cache, cache_mb=args.cache_mb,
     )

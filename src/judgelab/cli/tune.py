@@ -59,7 +59,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--batch", type=positive_int, default=8, help="rows per optimizer step")
     p.add_argument("--warmup", type=float, default=0.05, help="share of steps of linear warm-up")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seeds the sampling, order, initialisation and (unless "
+                   "--split-seed) the held-out split (default 0)")
+    p.add_argument("--split-seed", type=int, help="seed of the held-out split alone: runs of different --seed and one "
+                   "--split-seed hold out the same units, for a paired comparison (default: --seed)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"))
     p.add_argument("--dtype", default="auto", help="auto (float32 on CPU, bfloat16 on cuda), float32, bfloat16")
     p.add_argument("--autocast", choices=("none", "bf16"), default="none",
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         autocast=args.autocast, rank=args.rank, alpha=args.alpha, dropout=args.dropout,
         target_modules=args.target_modules or DEFAULT_TARGET_MODULES, layers=layers, epochs=args.epochs,
         max_steps=args.max_steps, lr=args.lr, batch=args.batch, warmup=args.warmup, seed=args.seed,
+        split_seed=args.split_seed,
         cache=args.cache, cache_mb=args.cache_mb,
         device=args.device, dtype=args.dtype, threads=args.threads, checkpoint_every=args.checkpoint_every,
         stop_after=args.stop_after, progress=not args.no_progress, name=args.name,

@@ -18,7 +18,7 @@ DEFAULT_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "
 # Fields that do not change what is trained (so a resumed run may change them).
 _RUNTIME_FIELDS = {"out", "threads", "progress", "stop_after", "checkpoint_every", "name", "licences", "cache_mb"}
 # Fields added after runs were checkpointed: hashed only when set, so those runs still resume.
-_HASHED_WHEN_SET = {"cache": "none"}
+_HASHED_WHEN_SET: dict[str, object] = {"cache": "none", "split_seed": None}
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,12 @@ class TuneConfig:
         Optimisation: AdamW, linear warm-up over ``warmup`` of the steps
         then linear decay; ``batch`` rows per step.
     seed
-        Seeds the split, the sampling, the order and torch.
+        Seeds the sampling, the order and torch, and the held-out split
+        unless ``split_seed`` is given.
+    split_seed
+        Seeds the held-out split alone (``None``: ``seed``). Two runs with
+        different seeds and one ``split_seed`` hold out the same units, so
+        their adapters can be compared paired on the same held-out rows.
     device, dtype, threads
         ``cpu``/``cuda``/``auto``; ``auto`` dtype is float32 on CPU and
         bfloat16 on cuda; torch CPU threads.
@@ -134,6 +139,7 @@ class TuneConfig:
     batch: int = 8
     warmup: float = 0.05
     seed: int = 0
+    split_seed: int | None = None
     device: str = "cpu"
     dtype: str = "auto"
     threads: int | None = None
@@ -177,10 +183,17 @@ class TuneConfig:
     def source_weights(self) -> tuple[float, ...]:
         return self.weights if self.weights is not None else tuple(1.0 for _ in self.sets)
 
+    @property
+    def heldout_seed(self) -> int:
+        """The seed of the held-out split: ``split_seed``, else ``seed``."""
+        return self.seed if self.split_seed is None else self.split_seed
+
     def training_hash(self) -> str:
         """A hash of the fields that decide the adapter (a resumed run must match it)."""
         data = {k: v for k, v in asdict(self).items() if k not in _RUNTIME_FIELDS
                 and not (k in _HASHED_WHEN_SET and v == _HASHED_WHEN_SET[k])}
+        if data.get("split_seed") == self.seed:
+            del data["split_seed"]  # the same split as leaving it unset
         if any(is_paired_source(spec) for spec in self.sets):
             # Paired sources are drawn in whole units (``balance_examples``) since that draw was added; a
             # checkpoint of a run drawn row by row must not resume under it, and older hashes stay valid.

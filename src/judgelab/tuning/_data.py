@@ -224,7 +224,7 @@ def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
         if s.weight == 0:
             pools[s.name], held[s.name] = [], list(s.rows)
         else:
-            pools[s.name], held[s.name] = _split_units(s.rows, config.heldout, config.seed)
+            pools[s.name], held[s.name] = _split_units(s.rows, config.heldout, config.heldout_seed)
     index = OverlapIndex(r for rows in held.values() for r in rows)
     counts: dict[str, dict[str, Any]] = {}
     for s in sources:

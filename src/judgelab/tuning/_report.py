@@ -86,7 +86,7 @@ def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None)
             f"command: `{provenance['command']}`",
             f"LoRA rank {cfg['rank']}, alpha {cfg['alpha']}, layers {cfg['layers']}, modules "
             f"{', '.join(cfg['target_modules'])}; lr {cfg['lr']}, batch {cfg['batch']}, epochs {cfg['epochs']}, "
-            f"seed {cfg['seed']}",
+            f"seed {cfg['seed']}" + ("" if cfg.get("split_seed") is None else f", held-out split seed {cfg['split_seed']}"),
             f"{provenance['steps']} steps, {provenance['tokens']:,} training tokens in {provenance['train_seconds']:.0f} s "
             f"({provenance['tokens_per_second']:.0f} tokens/s) on {provenance['machine']}",
         )),
