@@ -54,7 +54,11 @@ def save_checkpoint(out: Path, state: RunState, peft_model: Any, optimizer: torc
     tmp = out / f"{CHECKPOINT_DIR}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    weights = {k: v.detach().contiguous().cpu() for k, v in get_peft_model_state_dict(peft_model).items()}
+    # save_embedding_layers=False as in the final save (_output.py): PEFT's "auto" asks the Hugging Face
+    # Hub whether the base model's vocabulary changed, a network call at every checkpoint (LoRA here
+    # never adapts the embeddings, so the saved weights are the same).
+    state_dict = get_peft_model_state_dict(peft_model, save_embedding_layers=False)
+    weights = {k: v.detach().contiguous().cpu() for k, v in state_dict.items()}
     save_file(weights, str(tmp / "adapter.safetensors"))
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     rng = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
