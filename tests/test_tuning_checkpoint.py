@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="needs the transformers extra: pip install 'judgelab[transformers]'")
 peft = pytest.importorskip("peft", reason="needs the tune extra: pip install 'judgelab[tune]'")
 
-from judgelab.tuning._checkpoint import RunState, load_checkpoint, save_checkpoint  # noqa: E402
+from judgelab.tuning import RunState, load_checkpoint, save_checkpoint  # noqa: E402
 
 
 class _Tiny(torch.nn.Module):

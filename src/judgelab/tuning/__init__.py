@@ -9,7 +9,9 @@ an ``[adapter]`` table that both backends load. Nothing here is imported by
 ``import judgelab``; torch and peft load when a run starts.
 """
 
+from judgelab.tuning._checkpoint import RunState, load_checkpoint, save_checkpoint
 from judgelab.tuning._config import DEFAULT_TARGET_MODULES, PAIRED_KINDS, PEFT_HINT, TuneConfig, is_paired_source
+from judgelab.tuning._cpu import cpu_flags, native_bf16
 from judgelab.tuning._data import Example, Source, balance_examples, heldout_split, load_sources, source_names, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout
 from judgelab.tuning._gguf import export_gguf_adapter
@@ -30,6 +32,7 @@ __all__ = [
     "PAIRED_KINDS",
     "PEFT_HINT",
     "PROVENANCE_FILE",
+    "RunState",
     "Source",
     "SPEC_FILE",
     "SplitForward",
@@ -38,12 +41,16 @@ __all__ = [
     "attach_lora",
     "balance_examples",
     "check_split",
+    "cpu_flags",
     "evaluate_heldout",
     "export_gguf_adapter",
     "heldout_file_name",
     "heldout_split",
     "is_paired_source",
+    "load_checkpoint",
     "load_sources",
+    "native_bf16",
+    "save_checkpoint",
     "split_sources",
     "sha256_file",
     "source_names",

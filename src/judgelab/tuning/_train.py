@@ -17,6 +17,7 @@ from judgelab.engine import JudgeModel, load_model
 from judgelab.errors import BackendUnavailableError, DataError, JudgelabError
 from judgelab.tuning._checkpoint import RunState, load_checkpoint, save_checkpoint
 from judgelab.tuning._config import TuneConfig
+from judgelab.tuning._cpu import NATIVE_BF16_FLAGS, cpu_flags, native_bf16
 from judgelab.tuning._data import Example, balance_examples, fits, load_sources, render_examples, split_sources
 from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
@@ -172,6 +173,12 @@ class _Trainer:
         self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
         self.params = params
         self.budget = _MICRO_TOKENS["cuda" if model.backend.device_kind == "cuda" else "cpu"]
+        if config.autocast == "bf16" and model.backend.device_kind != "cuda":
+            flags = cpu_flags()
+            if flags is not None and not native_bf16(flags):
+                log.warning("--autocast bf16 on a CPU without %s: torch emulates bfloat16 here, which trained "
+                            "at 0.038x float32's speed on such a CPU (docs/tuning.md, Training speed). "
+                            "Use --autocast none on this machine.", " or ".join(sorted(NATIVE_BF16_FLAGS)))
 
     def _split_forward(self, lm: Any) -> tuple[HiddenCache | None, SplitForward | None]:
         """With ``cache="memory"``, the two-pass forward (checked once against the full one) and its cache."""
