@@ -61,10 +61,11 @@ def overrides(setting: str) -> dict:
 
 def machine() -> dict:
     """What the figures depend on: CPU, its bf16 instructions, load, the scheduler's autogroups."""
+    from judgelab.tuning import cpu_flags
+
     cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
     model = re.search(r"model name\s*:\s*(.+)", cpuinfo)
-    found = re.search(r"flags\s*:\s*(.+)", cpuinfo)
-    flags = set(found.group(1).split()) if found else set()
+    flags = cpu_flags() or frozenset()
     autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled")
     import torch
 
