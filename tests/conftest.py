@@ -23,6 +23,40 @@ STARTER_SET = REPO_ROOT / "calibration" / "starter.jsonl"
 SHARED_DATA = Path(os.environ.get("JUDGELAB_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 
 
+def _machine_lines() -> list[str]:
+    """The CPU and llama.cpp's build, for the end of every run's log.
+
+    llama.cpp's scores move with the CPU features its build uses (docs/measurements.md), and the
+    headline test must pass on AMD and Intel alike, so a log says which one it ran on.
+    """
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+                break
+    except OSError:
+        pass
+    lines = [f"cpu: {model} ({os.cpu_count()} logical cpus)"]
+    try:
+        import llama_cpp
+
+        info = llama_cpp.llama_print_system_info()
+        lines.append(f"llama.cpp {llama_cpp.__version__}: "
+                     f"{(info.decode() if isinstance(info, bytes) else str(info)).strip()}")
+    except ImportError:
+        lines.append("llama.cpp: not installed")
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the machine after the results (a header would be hidden by ``-q``, which CI uses)."""
+    terminalreporter.write_sep("-", "machine")
+    for line in _machine_lines():
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def judge_model():
     """gemma-3-270m through llama.cpp: the embedded default judge."""
