@@ -31,7 +31,7 @@ ROWS = REPO / "tests" / "data" / "headline_rows.jsonl"
 TEST = REPO / "tests" / "test_headline.py"
 
 
-def test_floors(path: Path = TEST) -> dict[str, float]:
+def headline_floors(path: Path = TEST) -> dict[str, float]:
     """The test's module-level ``MIN_HEADLINE_AUROC`` and ``MAX_BASE_AUROC``, read without importing it."""
     floors: dict[str, float] = {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     models = args.models or [DEFAULT_MODEL_ID, "gemma-3-270m"]
     rows = list(load_rows(ROWS).rows)
-    floors = test_floors()
+    floors = headline_floors()
     out: dict[str, Any] = {
         "made_by": "python benchmarks/headline_floor.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "commit": commit(), "cpu": cpu_model(), "cpus": os.cpu_count(), "llama_cpp": llama_cpp_build(),
