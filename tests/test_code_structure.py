@@ -196,7 +196,7 @@ def test_calibration_sub_packages_import_only_those_before_them():
 #: binding, below the server, MCP and the pytest plugin and above the evaluators.
 LAYERS = [
     {"errors"}, {"textfiles"}, {"specs"}, {"weights"}, {"engine"}, {"questions"}, {"evaluators"}, {"wire"},
-    {"calibration"}, {"tuning"}, {"server", "testing", "harnesses", "view"}, {"mcp"}, {"cli"},
+    {"calibration"}, {"tuning", "bench"}, {"server", "testing", "harnesses", "view"}, {"mcp"}, {"cli"},
 ]
 
 

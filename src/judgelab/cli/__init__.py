@@ -6,7 +6,7 @@ and returns an exit code.
 
 Exit codes: 0 success; 1 a check failed (``gate``, ``check``); 2 a user error
 (bad input, options or files: one line on stderr); 3 a partial run (rows of a
-``calibrate``, ``stress``, ``gate``, ``cascade`` or ``tune`` run failed, so no
+``calibrate``, ``stress``, ``gate``, ``cascade``, ``tune`` or ``bench`` run failed, so no
 figures were published: one line says how many, the first error, and that the
 same command resumes; ``--allow-partial`` publishes them "on N of M rows");
 130 interrupted.
@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "judgelab.cli.stress",
     "judgelab.cli.sets",
     "judgelab.cli.compare",
+    "judgelab.cli.bench",
     "judgelab.cli.view",
     "judgelab.cli.serve",
     "judgelab.cli.mcp",
