@@ -28,12 +28,14 @@ from judgelab.bench._records import (
     Stability,
 )
 from judgelab.bench._report import leaderboard_report, leaderboard_table, write_leaderboard
+from judgelab.bench._rows import BenchRow, JudgeVerdict, disagreement_rows, is_bench, read_leaderboard
 from judgelab.bench._sets import BenchSet, resolve_bench_sets
 from judgelab.bench._spec import BenchSpec, JudgeEntry, read_bench_file, safe_folder
 from judgelab.bench._split import bench_split
 
 __all__ = [
     "BenchResult",
+    "BenchRow",
     "BenchSet",
     "BenchSpec",
     "CellMetrics",
@@ -43,6 +45,7 @@ __all__ = [
     "JudgeCost",
     "JudgeEntry",
     "JudgeRun",
+    "JudgeVerdict",
     "Kappa",
     "LEADERBOARD_VERSION",
     "Leaderboard",
@@ -54,9 +57,12 @@ __all__ = [
     "bench",
     "bench_split",
     "cell_path",
+    "disagreement_rows",
+    "is_bench",
     "leaderboard_report",
     "leaderboard_table",
     "read_bench_file",
+    "read_leaderboard",
     "resolve_bench_sets",
     "safe_folder",
     "score_judge",

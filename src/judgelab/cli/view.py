@@ -1,4 +1,4 @@
-"""``judgelab view RUN [RUN_B]``: look at a run's rows in the browser; two runs side by side."""
+"""``judgelab view RUN [RUN_B]``: look at a run's rows in the browser; two runs side by side; a bench's disagreements."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "paired comparison and the rows whose verdicts differ. Run files are only read; corrections are appended to "
         "corrections.jsonl beside the set (apply them with 'judgelab calibrate --corrections FILE').",
     )
-    p.add_argument("runs", nargs="+", metavar="RUN", help="calibrate output folder or scores.jsonl (one, or two to compare)")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="calibrate output folder or scores.jsonl (one, or two to compare), or a bench folder "
+                   "(judgelab bench --out DIR): its rows where the judges disagree")
     p.add_argument("--set", dest="set", metavar="FILE|KIND:PATH",
                    help="the labelled set, for documents and claims (default: the set metrics.json names)")
     p.add_argument("--corrections", metavar="FILE", help="where label corrections go (default: corrections.jsonl beside the set)")
@@ -42,15 +44,25 @@ def run(args: argparse.Namespace) -> int:
     api_key = args.api_key or os.environ.get("JUDGELAB_API_KEY") or None
     check_address(args.host, allow_remote=args.allow_remote, api_key=api_key)
     check_port(args.host, args.port)  # before the runs are read: a taken port is the first thing said
-    runs = [load_view_run(r, set_spec=args.set, corrections=args.corrections) for r in args.runs]
-    config = ViewConfig(api_key=api_key, n_resamples=args.resamples)
-    if args.who:
-        config = dataclasses.replace(config, who=args.who)
-    server = ViewServer(create_app(runs, config), host=args.host, port=args.port,
-                        log_level=["warning", "info", "debug"][min(getattr(args, "verbose", 0), 2)])
+    log_level = ["warning", "info", "debug"][min(getattr(args, "verbose", 0), 2)]
+    from judgelab.bench import is_bench
+
+    if len(args.runs) == 1 and is_bench(args.runs[0]):
+        from judgelab.view import create_bench_app
+
+        app = create_bench_app(args.runs[0], api_key=api_key)
+        print(f"judgelab view: bench {args.runs[0]}: {len(app.state.bench_rows)} rows")
+    else:
+        runs = [load_view_run(r, set_spec=args.set, corrections=args.corrections) for r in args.runs]
+        config = ViewConfig(api_key=api_key, n_resamples=args.resamples)
+        if args.who:
+            config = dataclasses.replace(config, who=args.who)
+        app = create_app(runs, config)
+        for r in runs:
+            print(f"judgelab view: {r.name}: {len(r.records)} rows, tasks {', '.join(r.tasks)}; corrections go to "
+                  f"{r.corrections}")
+    server = ViewServer(app, host=args.host, port=args.port, log_level=log_level)
     server.start()
-    for r in runs:
-        print(f"judgelab view: {r.name}: {len(r.records)} rows, tasks {', '.join(r.tasks)}; corrections go to {r.corrections}")
     print(f"judgelab view: {server.url}/  (Ctrl-C stops)", flush=True)
     if not args.no_browser:
         import webbrowser

@@ -9,10 +9,12 @@ appended to a ``corrections.jsonl`` beside the set (``append_correction``), neve
 - ``query_rows``: filter (task, group, split, verdict vs label, score range), search, sort, page (``RowQuery``);
 - ``compare_views``, ``differing_rows``: two runs, paired figures from ``compare_runs`` and the rows whose verdicts differ;
 - ``create_app``: the FastAPI app (pages, ``/api/rows``, ``/report``, ``/correct``; assets served from the package);
+- ``create_bench_app``: a bench folder's rows where the judges disagree with the label and each other, worst first;
 - ``ViewServer``, ``check_address``, ``check_port``: serving on loopback, a taken port as one line.
 """
 
 from judgelab.view._app import ViewConfig, create_app
+from judgelab.view._bench import create_bench_app
 from judgelab.view._compare import PairedRow, TaskComparison, compare_views, differing_rows
 from judgelab.view._run import ViewRun, load_view_run
 from judgelab.view._serve import ViewServer, check_address, check_port, is_loopback
@@ -34,6 +36,7 @@ __all__ = [
     "check_port",
     "compare_views",
     "create_app",
+    "create_bench_app",
     "differing_rows",
     "is_loopback",
     "load_view_run",
