@@ -41,7 +41,7 @@ def main() -> int:
     os.environ["OPENAI_API_KEY"] = KEY
     try:
         served = f"openai:{server.url}/v1#gemma-3-270m-judge"
-        spec = BenchSpec.model_validate({
+        spec = BenchSpec.checked({
             "judge": [{"model": "gemma-3-270m-judge"}, {"model": "gemma-3-270m"}, {"model": "smollm2-135m"},
                       {"model": served, "name": "gemma-3-270m-judge (served over HTTP)"}],
             "sets": [f"wice:{args.data / 'wice' / 'dev.jsonl'}", f"halueval-qa:{args.data / 'halueval' / 'qa_one-turn.jsonl'}",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -152,10 +152,17 @@ class BenchSpec(BaseModel):
         return sets
 
     @classmethod
-    def of(cls, models: Sequence[str], sets: Sequence[str], **settings: object) -> BenchSpec:
-        """The spec of ``judgelab bench --model M ... --set S ...`` (settings as keywords)."""
+    def of(cls, models: Sequence[str], sets: Sequence[str], *, out: str = "runs/bench", limit: int | None = None,
+           n_resamples: int = 1000, seed: int = 0) -> BenchSpec:
+        """The spec of ``judgelab bench --model M ... --set S ...`` (other settings: ``checked`` or a bench file)."""
+        return cls.checked({"judge": [JudgeEntry.parse(m).model_dump() for m in models], "sets": list(sets), "out": out,
+                            "limit": limit, "n_resamples": n_resamples, "seed": seed})
+
+    @classmethod
+    def checked(cls, data: Mapping[str, object]) -> BenchSpec:
+        """``model_validate`` whose error is one ``ParameterError`` naming the first bad field."""
         try:
-            return cls.model_validate({"judge": [JudgeEntry.parse(m) for m in models], "sets": list(sets), **settings})
+            return cls.model_validate(data)
         except ValidationError as exc:
             raise ParameterError(f"judgelab bench: {_first_error(exc)}") from exc
 

@@ -60,12 +60,13 @@ def _spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         data = {**base.model_dump(by_alias=True), **given}
         data["judge"] = [*base.model_dump(by_alias=True)["judge"], *(e.model_dump() for e in extra)]
         data["sets"] = [*base.sets, *args.sets]
-        spec = BenchSpec.model_validate(data)
+        spec = BenchSpec.checked(data)
     else:
         if not args.model or not args.sets:
             raise ParameterError("judgelab bench needs judges and sets: --model M (repeatable) and --set S (repeatable), "
                                  "or a bench file (judgelab bench bench.toml). See 'judgelab bench --help'.")
-        spec = BenchSpec.of(args.model, args.sets, **given)
+        spec = BenchSpec.checked({"judge": [JudgeEntry.parse(m).model_dump() for m in args.model], "sets": args.sets,
+                                  **given})
     if args.threads:
         spec = spec.model_copy(update={"judges": tuple(j if j.threads else j.model_copy(update={"threads": args.threads})
                                                        for j in spec.judges)})
