@@ -195,3 +195,25 @@ def test_folders_never_collide_and_the_split_is_by_unit_and_the_same_for_every_j
         assert split[f"r{i}"] == split[f"r{i + 1}"]  # a unit stays on one side
     assert 0.3 < np.mean([v == "test" for v in split.values()]) < 0.7
     assert split != bench_split(rows, seed=1)
+
+
+def test_a_transformers_judge_is_benched_beside_its_gguf_twin(tmp_path, sets):
+    """``--model transformers:ID`` loads the judge on torch; its cell sits in its own folder beside the GGUF one's."""
+    pytest.importorskip("torch", reason="needs the transformers extra: pip install 'judgelab[transformers]'")
+    out = tmp_path / "out"
+    assert main(["bench", "--model", "transformers:smollm2-135m", "--model", "smollm2-135m", "--set", str(sets[0]),
+                 "--out", str(out), "--no-progress", "--no-plots", "--resamples", "50", "--threads", "1"]) == 0
+    board = _board(out)
+    assert board.judges == ("transformers:smollm2-135m", "smollm2-135m") and board.complete
+    folders = sorted(p.name for p in (out / "cells").iterdir())
+    assert folders[0] == "smollm2-135m" and folders[1].startswith("transformers_smollm2-135m-")
+    torch_scores = {json.loads(x)["id"]: json.loads(x)["score"]
+                    for x in (out / "cells" / folders[1] / safe_folder(str(sets[0])) / "scores.jsonl").read_text().splitlines()}
+    gguf_scores = {json.loads(x)["id"]: json.loads(x)["score"]
+                   for x in (out / "cells" / folders[0] / safe_folder(str(sets[0])) / "scores.jsonl").read_text().splitlines()}
+    assert torch_scores.keys() == gguf_scores.keys() and len(torch_scores) == 12
+    # the float32 torch model and the 4-bit GGUF read one judge: their scores rank the rows alike
+    ids = sorted(torch_scores)
+    rho = np.corrcoef(np.argsort(np.argsort([torch_scores[i] for i in ids])),
+                      np.argsort(np.argsort([gguf_scores[i] for i in ids])))[0, 1]
+    assert rho > 0.5, rho

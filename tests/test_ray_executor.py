@@ -206,3 +206,17 @@ def test_transformers_float32_on_ray_matches_local_within_1e_6(ray_cluster, doc_
         assert abs(a.score - b.score) <= 1e-6, (a.id, a.score, b.score)
         assert set(a.probabilities) == set(b.probabilities)
         assert all(abs(a.probabilities[k] - b.probabilities[k]) <= 1e-6 for k in a.probabilities)
+
+
+def test_a_bench_on_ray_scores_every_cell_as_the_local_bench_does(ray_cluster, doc_rows, local_reference, tmp_path):
+    """``judgelab bench --ray``: the cells go through the RayExecutor and hold the local run's answers."""
+    from judgelab.bench import BenchSpec, bench, cell_path, resolve_bench_sets
+
+    reference, _, _ = local_reference
+    write_rows(doc_rows, tmp_path / "docs.jsonl")
+    spec = BenchSpec.of(["gemma-3-270m"], [str(tmp_path / "docs.jsonl")], out=str(tmp_path / "bench"), n_resamples=50)
+    ex = RayExecutor(replicas=2, replica_threads=1, block_size=3)
+    result = bench(spec, executor=ex, progress=False, figures=False)
+    assert result.complete and {r.replica for r in ex.report.replicas} == {0, 1}
+    records = read_scores(cell_path(tmp_path / "bench", spec.judges[0], resolve_bench_sets(spec.sets)[0]))
+    _same_answers(records, reference)
