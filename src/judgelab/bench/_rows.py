@@ -43,8 +43,11 @@ def read_leaderboard(folder: str | Path) -> Leaderboard:
 
 @dataclass(frozen=True)
 class JudgeVerdict:
+    """One judge's score of a row and its verdict at the judge's threshold (``None`` without a score)."""
+
     judge: str
     score: float | None
+    threshold: float | None
     passed: bool | None
 
 
@@ -72,9 +75,9 @@ class BenchRow:
 
     @property
     def confidence(self) -> float:
-        """How far the wrong judges' scores lie on the wrong side of 0.5, summed (the sort's tie-break)."""
-        return sum(abs(v.score - 0.5) for v in self.verdicts
-                   if v.score is not None and v.passed is not None and v.passed != bool(self.label))
+        """How far the wrong judges' scores lie past their thresholds, summed (the sort's tie-break)."""
+        return sum(abs(v.score - v.threshold) for v in self.verdicts if v.score is not None and v.threshold is not None
+                   and v.passed is not None and v.passed != bool(self.label))
 
 
 def disagreement_rows(folder: str | Path) -> list[BenchRow]:
@@ -97,7 +100,7 @@ def disagreement_rows(folder: str | Path) -> list[BenchRow]:
                 for j in spec.judges:
                     sc = scores[j.label].get(r.id)
                     t = thresholds.get((j.label, column))
-                    verdicts.append(JudgeVerdict(j.label, sc, None if sc is None or t is None else sc >= t))
+                    verdicts.append(JudgeVerdict(j.label, sc, t, None if sc is None or t is None else sc >= t))
                 out.append(BenchRow(column, r.id, s.split[task][r.id], int(r.label), tuple(r.documents), r.user_text,
                                     r.response, tuple(verdicts)))
     out.sort(key=lambda b: (-b.n_wrong, not b.split_verdict, -b.confidence))

@@ -31,7 +31,8 @@ def _cell(row: BenchRow, judge: str) -> str:
         return "no score"
     mark = "pass" if v.passed else "fail"
     wrong = v.passed is not None and v.passed != bool(row.label)
-    return f"{v.score:.3f} {mark}" + (" **wrong**" if wrong else "")
+    at = "" if v.threshold is None else f" (t {v.threshold:.2f})"
+    return f"{v.score:.3f} {mark}{at}" + (" **wrong**" if wrong else "")
 
 
 def _page(folder: Path, rows: list[BenchRow], judges: tuple[str, ...], show: str, column: str, page: int) -> str:
