@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "judgelab.cli.gate",
     "judgelab.cli.estimate",
     "judgelab.cli.cascade",
+    "judgelab.cli.jury",
 )
 
 

@@ -1,4 +1,4 @@
-"""``judgelab cascade fit RUN_1 RUN_2 ...`` and ``judgelab jury RUN_1 RUN_2 ...``: several judges as one, from saved runs."""
+"""``judgelab cascade fit RUN_1 RUN_2 ...``: a cascade of judges fitted from saved runs."""
 
 from __future__ import annotations
 
@@ -42,21 +42,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_allow_partial(f)
     f.set_defaults(func=run_fit)
     p.set_defaults(func=print_help_of(p))
-
-    j = subparsers.add_parser(
-        "jury",
-        help="a jury of judges from their runs on the same rows: metrics with paired intervals, kappa, self-preference",
-        description="Combine the members' saved scores with the Jury evaluator's rule and compare the jury "
-        "with each member on the same rows (AUROC, balanced accuracy, ECE with paired bootstrap intervals), "
-        "with Fleiss' kappa and self-preference per family (on sets whose rows name their generator). Each member "
-        "decides at its run's shipped threshold (metrics.json), the mean-logit jury at their mean logit.",
-    )
-    j.add_argument("runs", nargs="+", metavar="RUN", help="calibrate output folders (or scores.jsonl), one per member")
-    j.add_argument("--task", help="the task, when the runs hold several")
-    j.add_argument("--combine", default="mean-logit", choices=("mean-logit", "vote"), help="default mean-logit")
-    j.add_argument("--resamples", type=int, default=1000)
-    j.add_argument("--out", default="runs/jury", help="output folder for jury.md (default runs/jury)")
-    j.set_defaults(func=run_jury)
 
 
 def _costs(text: str | None, n: int) -> tuple[float, ...] | None:
@@ -110,14 +95,3 @@ def run_fit(args: argparse.Namespace) -> int:
     print(f"cascade: {path}\nreport: {report}")
     return 0
 
-
-def run_jury(args: argparse.Namespace) -> int:
-    from judgelab.calibration import jury_report
-
-    records, _, thresholds = _load(args.runs, args.task)
-    report = jury_report(records, combine=args.combine, thresholds=thresholds, n_resamples=args.resamples)
-    path = report.write(Path(args.out) / "jury.md")
-    print("\n".join(report.lines()))
-    print_interval_warning([r.unit for r in records[0] if r.ok], what="jury intervals")
-    print(f"report: {path}")
-    return 0
