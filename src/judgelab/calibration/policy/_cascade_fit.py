@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
-from judgelab.calibration.policy._fit_result import CascadeFit, PolicyFit
+from judgelab.calibration.policy._fit_result import CascadeFit, PolicyFit, cascade_figures
 from judgelab.calibration.policy._ltt import MIN_FORECAST_ROWS, START_ROWS, _grid
 from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.errors import ParameterError
@@ -372,8 +372,9 @@ def fit_cascade_arrays(scores: ArrayLike, labels: ArrayLike, units: ArrayLike | 
         best = rejected[np.lexsort((-st.decided[rejected], st.cost[rejected]))[0]]
         bands = cf.bands(best)
         cov, err, cost, share = _summary(bands, d, costs)
-        return PolicyFit(bands, True, d.n, nu, m, n_test_units, len(cand), n_rej, coverage=cov, risk_value=err,
-                         error=err, rows_needed=None, units_needed=None, cost=cost, decided_share=share,
+        figures = cascade_figures(coverage=cov, error=err, cost=cost, decided_share=share, testing_units=n_test_units,
+                                  candidates=len(cand), certified=n_rej)
+        return PolicyFit(bands, True, d.n, nu, m, figures, rows_needed=None, units_needed=None,
                          note=f"{n_rej} of {len(cand)} candidate cascades certified on {n_test_units} testing units.")
     rows, units_needed, why = _forecast(st, cand, opts, nu, d.n)
     return _nothing_certified(d, costs, nu, m, tested=(n_test_units, len(cand)), rows=rows, units=units_needed, why=why)
@@ -389,6 +390,6 @@ def _nothing_certified(d: _Slice, costs: npt.NDArray[np.float64], nu: int, m: in
     K = d.s.shape[0]
     bands = tuple(Band(None, None) for _ in range(K))
     _, _, cost, _ = _summary(bands, d, costs)
-    return PolicyFit(bands, False, d.n, nu, m, n_test_units, n_tested, 0, coverage=0.0, risk_value=math.nan,
-                     error=math.nan, rows_needed=rows, units_needed=units, note=why, cost=cost,
-                     decided_share=tuple(0.0 for _ in range(K)))
+    figures = cascade_figures(coverage=0.0, error=math.nan, cost=cost, decided_share=tuple(0.0 for _ in range(K)),
+                              testing_units=n_test_units, candidates=n_tested, certified=0)
+    return PolicyFit(bands, False, d.n, nu, m, figures, rows_needed=rows, units_needed=units, note=why)

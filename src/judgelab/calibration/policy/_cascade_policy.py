@@ -169,6 +169,6 @@ def _policy(fit: PolicyFit, al: StageRows, options: CascadeFitOptions, unit: str
         kind="cascade", task=al.task, stages=stages, alpha=options.alpha, delta=options.delta, feasible=fit.feasible,
         n=fit.n, n_units=fit.n_units, unit_size=fit.unit_size, method=CASCADE_METHOD, cost_unit=unit,
         abstain_cost=abstain, ordering_fraction=options.ordering_fraction, seed=options.seed, set=set_name,
-        calibration=fit.calibration(), rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=note,
+        calibration=fit.calibration, rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=note,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )

@@ -6,21 +6,23 @@ import math
 from dataclasses import dataclass
 
 from judgelab.errors import ParameterError
-from judgelab.evaluators import Band
+from judgelab.evaluators import Band, FitFigures
 
-__all__ = ["CascadeFit", "PolicyFit"]
+__all__ = ["CascadeFit", "PolicyFit", "cascade_figures", "policy_figures"]
 
 
 @dataclass(frozen=True)
 class PolicyFit:
     """The bands a fit chose and the numbers behind them.
 
-    ``coverage``, ``risk_value`` (the risk controlled), ``error`` and, for a
-    cascade, ``cost`` (stage cost per row, abstentions not priced) and
-    ``decided_share`` (per stage) are on all calibration rows. A fit that
-    certified nothing is not ``feasible``: its bands decide nothing, and
-    ``rows_needed`` / ``units_needed`` forecast what would (``None``: more
-    rows will not help; ``note`` says why).
+    ``calibration`` is what the policy file keeps of the fit (``Policy.calibration``,
+    a ``FitFigures``): on all calibration rows, ``coverage``, ``risk`` (the risk
+    controlled; a policy's) and ``error``, for a cascade ``cost`` (stage cost
+    per row, abstentions not priced) and ``decided_share`` (per stage), and
+    how many units tested (``testing_units``), candidates and certified ones.
+    A fit that certified nothing is not ``feasible``: its bands decide
+    nothing, and ``rows_needed`` / ``units_needed`` forecast what would
+    (``None``: more rows will not help; ``note`` says why).
     """
 
     bands: tuple[Band, ...]
@@ -28,17 +30,10 @@ class PolicyFit:
     n: int
     n_units: int
     unit_size: int
-    n_testing_units: int
-    n_candidates: int
-    n_rejected: int
-    coverage: float
-    risk_value: float
-    error: float
+    calibration: FitFigures
     rows_needed: int | None
     units_needed: int | None
     note: str
-    cost: float | None = None
-    decided_share: tuple[float, ...] = ()
 
     @property
     def band(self) -> Band:
@@ -57,18 +52,34 @@ class PolicyFit:
         """The one band's PASS threshold."""
         return self.band.upper
 
-    def calibration(self) -> dict[str, object]:
-        """The fit's numbers as a policy file keeps them (``Policy.calibration``)."""
-        def num(x: float) -> float | None:
-            return None if isinstance(x, float) and math.isnan(x) else x
+    @property
+    def coverage(self) -> float:
+        """The share of calibration rows the bands decide (``calibration.coverage``)."""
+        return math.nan if self.calibration.coverage is None else self.calibration.coverage
 
-        head: dict[str, object] = {"coverage": self.coverage}
-        if self.cost is None:
-            head.update(risk=num(self.risk_value), error=num(self.error))
-        else:
-            head.update(error=num(self.error), cost=self.cost, decided_share=list(self.decided_share))
-        return {**head, "testing_units": self.n_testing_units, "candidates": self.n_candidates,
-                "certified": self.n_rejected}
+    @property
+    def cost(self) -> float | None:
+        """A cascade's stage cost per row (``calibration.cost``; ``None`` for a policy)."""
+        return self.calibration.cost
+
+    @property
+    def decided_share(self) -> tuple[float, ...]:
+        """A cascade's share of rows each stage decides (``calibration.decided_share``; empty for a policy)."""
+        return tuple(self.calibration.decided_share or ())
+
+
+def policy_figures(*, coverage: float, risk: float, error: float, testing_units: int, candidates: int,
+                   certified: int) -> FitFigures:
+    """A one-stage fit's ``FitFigures``: coverage, risk and error, then what was tested."""
+    return FitFigures(coverage=coverage, risk=risk, error=error, testing_units=testing_units, candidates=candidates,
+                      certified=certified)
+
+
+def cascade_figures(*, coverage: float, error: float, cost: float, decided_share: tuple[float, ...], testing_units: int,
+                    candidates: int, certified: int) -> FitFigures:
+    """A cascade fit's ``FitFigures``: coverage, error, cost and each stage's share, then what was tested."""
+    return FitFigures(coverage=coverage, error=error, cost=cost, decided_share=list(decided_share),
+                      testing_units=testing_units, candidates=candidates, certified=certified)
 
 
 CascadeFit = PolicyFit

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from judgelab.calibration._options import options_or_default
-from judgelab.calibration.policy._fit_result import PolicyFit
+from judgelab.calibration.policy._fit_result import PolicyFit, policy_figures
 from judgelab.calibration.policy._risk_bounds import betting_pvalue, binomial_pvalue, rows_needed
 from judgelab.errors import JudgelabError
 from judgelab.evaluators import Band, cascade_decisions
@@ -231,16 +231,18 @@ def _fit(d: _Units, cfg: LTTSettings) -> PolicyFit:
         best = rejected[np.argmax(cov_t)]
         i, j = np.unravel_index(best, (G, G))
         band = Band(float(g[i]) if i > 0 else None, float(g[j]) if j < G - 1 else None)
-        return PolicyFit((band,), True, len(d.s), nu, m, dt.n_units, len(cand), n_rej,
-                         coverage=float(cov_full.ravel()[best]), risk_value=float(risk_full.ravel()[best]),
-                         error=float(err_full.ravel()[best]), rows_needed=None, units_needed=None,
+        figures = policy_figures(coverage=float(cov_full.ravel()[best]), risk=float(risk_full.ravel()[best]),
+                                 error=float(err_full.ravel()[best]), testing_units=dt.n_units, candidates=len(cand),
+                                 certified=n_rej)
+        return PolicyFit((band,), True, len(d.s), nu, m, figures, rows_needed=None, units_needed=None,
                          note=f"{n_rej} of {len(cand)} candidate pairs certified on {dt.n_units} testing units.")
     rows, units, why = _needed(st, cand, alpha, delta, ordering_fraction, nu, len(d.s), len(dt.s))
     if rows is None and len(cand) < 3:  # too few rows for a path: forecast from every pair on all rows
         every = np.flatnonzero(tri.ravel() & (full.den.ravel() > 0))
         rows, units, why = _needed(full, every, alpha, delta, ordering_fraction, nu, len(d.s), len(d.s))
-    return PolicyFit((Band(None, None),), False, len(d.s), nu, m, dt.n_units, len(cand), 0, coverage=0.0,
-                     risk_value=math.nan, error=math.nan, rows_needed=rows, units_needed=units, note=why)
+    figures = policy_figures(coverage=0.0, risk=math.nan, error=math.nan, testing_units=dt.n_units,
+                             candidates=len(cand), certified=0)
+    return PolicyFit((Band(None, None),), False, len(d.s), nu, m, figures, rows_needed=rows, units_needed=units, note=why)
 
 
 def _needed(st: _PairStats, cand: npt.NDArray[np.int_], alpha: float, delta: float, frac: float, n_units: int, n_rows: int,

@@ -130,6 +130,6 @@ def _policy_from_fit(fit: PolicyFit, ok: Sequence[ScoreRecord], task: str, cfg: 
         kind="policy", task=task, stages=[stage], alpha=cfg.alpha, delta=cfg.delta, risk=cfg.risk,
         mondrian=cfg.mondrian, feasible=fit.feasible, n=fit.n, n_units=fit.n_units, unit_size=fit.unit_size,
         method=METHOD, ordering_fraction=cfg.ordering_fraction, seed=cfg.seed, set=set_name,
-        calibration=fit.calibration(), rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=fit.note,
+        calibration=fit.calibration, rows_needed=fit.rows_needed, units_needed=fit.units_needed, note=fit.note,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
