@@ -68,15 +68,15 @@ def test_agreement_intervals_cover_the_estimate_and_resample_pairs_together():
     y = np.repeat([0, 1], 100)
     s = np.clip(0.5 + 0.3 * (y - 0.5) + rng.normal(0, 0.2, 200), 0, 1)
     a = agreement(y, s, threshold=0.5, n_resamples=400)
-    for iv in (a.kappa, a.tpr, a.tnr):
+    for iv in (a.cohen_kappa, a.tpr, a.tnr):
         assert iv.low < iv.estimate < iv.high
-    assert (a.n, a.n_pos, a.n_neg) == (200, 100, 100)
+    assert (a.n, a.n_label_1, a.n_label_0) == (200, 100, 100)
     # each row doubled, its copy in its group: the same estimate, a cluster bootstrap as wide as the original's
     paired = agreement(np.r_[y, y], np.r_[s, s], threshold=0.5, units=[*map(str, range(200))] * 2, n_resamples=400)
     naive = agreement(np.r_[y, y], np.r_[s, s], threshold=0.5, n_resamples=400)
-    assert paired.kappa.estimate == pytest.approx(a.kappa.estimate)
+    assert paired.cohen_kappa.estimate == pytest.approx(a.cohen_kappa.estimate)
     width = lambda iv: iv.high - iv.low  # noqa: E731
-    assert width(paired.kappa) > 1.2 * width(naive.kappa)
+    assert width(paired.cohen_kappa) > 1.2 * width(naive.cohen_kappa)
 
 
 def test_length_bias_finds_a_planted_preference_for_long_texts():
@@ -87,13 +87,13 @@ def test_length_bias_finds_a_planted_preference_for_long_texts():
     fair = np.clip(0.3 + 0.4 * y + rng.normal(0, 0.1, n), 0, 1)
     biased = np.where(y == 0, np.clip(0.1 + lengths / 500 + rng.normal(0, 0.05, n), 0, 1), fair)
     lb = length_bias(y, biased, lengths, n_resamples=400)
-    assert lb.rho[0].low > 0.5 and lb.moves_with_length
-    assert lb.rho[1].low < 0 < lb.rho[1].high
-    assert "among rows labelled 0 the score rises with the judged text's length" in lb.verdict()
+    assert lb.spearman_by_label["0"].low > 0.5 and lb.moves_with_length
+    assert lb.spearman_by_label["1"].low < 0 < lb.spearman_by_label["1"].high
+    assert "among rows labelled 0 the score rises with the judged text's length" in lb.verdict
     ok = length_bias(y, fair, lengths, n_resamples=400)
-    assert not ok.moves_with_length and ok.verdict().startswith("No measurable length bias")
+    assert not ok.moves_with_length and ok.verdict.startswith("No measurable length bias")
     few = length_bias([0, 0, 1], [0.1, 0.2, 0.9], [10, 20, 30], n_resamples=50)
-    assert math.isnan(few.rho[0].estimate) and "not measurable" in few.verdict()
+    assert few.spearman_by_label["0"].estimate is None and "not measurable" in few.verdict
 
 
 # -- the calibration report and metrics.json -----------------------------------------
@@ -199,8 +199,8 @@ def test_min_kappa_passes_above_the_floor_and_fails_below_it(tmp_path, capsys):
     res = gate([ScoreRecord.model_validate_json(x) for x in base.read_text().splitlines()],
                [ScoreRecord.model_validate_json(x) for x in base.read_text().splitlines()],
                floors=GateFloors(min_kappa=0.0), resampling=GateBootstrap(n_resamples=200))
-    kappa = res.agreement.kappa.estimate
-    assert res.passed and 0.2 < kappa < 0.9 and res.agreement.kappa.low < kappa < res.agreement.kappa.high
+    kappa = res.agreement.cohen_kappa.estimate
+    assert res.passed and 0.2 < kappa < 0.9 and res.agreement.cohen_kappa.low < kappa < res.agreement.cohen_kappa.high
     assert main(["gate", str(base), "--set", str(base), "--min-kappa", f"{kappa - 0.01:.3f}"]) == 0
     capsys.readouterr()
     floor = float(f"{kappa + 0.01:.3f}")

@@ -68,8 +68,8 @@ def test_score_record_unit_keeps_the_file_key_fold_group(tmp_path):
 
 
 @pytest.mark.parametrize("call", [
-    lambda y, s, u, **kw: agreement(y, s, threshold=0.5, n_resamples=200, **kw).kappa,
-    lambda y, s, u, **kw: length_bias(y, s, np.arange(len(y)) % 7 + 1.0, n_resamples=200, **kw).rho[1],
+    lambda y, s, u, **kw: agreement(y, s, threshold=0.5, n_resamples=200, **kw).cohen_kappa,
+    lambda y, s, u, **kw: length_bias(y, s, np.arange(len(y)) % 7 + 1.0, n_resamples=200, **kw).spearman_by_label["1"],
 ], ids=["agreement", "length_bias"])
 def test_groups_keyword_warns_and_means_units(call):
     y, s, units = _data()

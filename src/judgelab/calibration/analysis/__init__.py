@@ -39,6 +39,7 @@ from judgelab.calibration.analysis._calibrators import (
 from judgelab.calibration.analysis._compare import Comparison, compare_runs, mcnemar_test
 from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds, write_criteria_thresholds
 from judgelab.calibration.analysis._honesty import MIN_INTERVAL_UNITS, RunCompleteness, check_publishable, interval_warning, run_completeness
+from judgelab.calibration.analysis._measures import MEASURES, Measure, MeasureInputs, MetricTable
 from judgelab.calibration.analysis._metrics import (
     METRICS,
     THRESHOLD_METRICS,
@@ -76,7 +77,11 @@ __all__ = [
     "Interval",
     "IsotonicCalibrator",
     "LengthBias",
+    "MEASURES",
     "METRICS",
+    "Measure",
+    "MeasureInputs",
+    "MetricTable",
     "NotFittedError",
     "PairResampling",
     "PlattCalibrator",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
 from judgelab.calibration.analysis._metrics import _degenerate, _rankdata, _validate
-from judgelab.calibration.data import AgreementRecord, IntervalRecord, LengthBiasRecord, ScoreRecord, renamed_keyword
+from judgelab.calibration.data import AgreementRecord, LengthBiasRecord, ScoreRecord, renamed_keyword
 from judgelab.errors import JudgelabError
 
 __all__ = [
@@ -111,33 +110,8 @@ def _quiet_spearman(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> f
     return _rho(x, y) if len(x) >= MIN_LENGTH_ROWS else math.nan
 
 
-@dataclass(frozen=True)
-class Agreement:
-    """Agreement of a judge's verdicts with the labels, with 95% bootstrap intervals.
-
-    ``kappa`` is Cohen's kappa, ``tpr`` the share of rows labelled 1 that
-    pass, ``tnr`` the share labelled 0 that fail; ``rows`` says which rows
-    (``"held-out"`` or ``"all"``) and ``threshold`` at which threshold.
-    """
-
-    n: int
-    n_pos: int
-    n_neg: int
-    threshold: float
-    rows: str
-    kappa: Interval
-    tpr: Interval
-    tnr: Interval
-
-    def record(self) -> AgreementRecord:
-        """The agreement as ``metrics.json`` keeps it (``n_pos`` and ``n_neg`` as ``n_label_1`` and ``n_label_0``)."""
-        return AgreementRecord(rows=self.rows, n=self.n, n_label_1=self.n_pos, n_label_0=self.n_neg,
-                               threshold=self.threshold, cohen_kappa=self.kappa.record(), tpr=self.tpr.record(),
-                               tnr=self.tnr.record())
-
-    def to_dict(self) -> dict[str, object]:
-        """The agreement as JSON-ready data (the ``agreement`` of ``metrics.json``; nan as ``None``)."""
-        return self.record().model_dump()
+Agreement = AgreementRecord
+"""What ``agreement`` returns: the ``agreement`` of ``metrics.json`` (``AgreementRecord``)."""
 
 
 def _agreement_stat(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], t: npt.NDArray[np.float64]) -> dict[str, float]:
@@ -180,55 +154,31 @@ def agreement(
     t = np.broadcast_to(np.asarray(threshold, dtype=float), y.shape).copy()
     res = bootstrap_many(_agreement_stat, [y, s, t], n_resamples=n_resamples, seed=seed, units=shared_units(units))
     shown = float(np.nanmedian(t)) if len(t) else math.nan
-    return Agreement(len(y), int((y == 1).sum()), int((y == 0).sum()), shown, rows, res["kappa"], res["tpr"],
-                     res["tnr"])
+    return AgreementRecord(rows=rows, n=len(y), n_label_1=int((y == 1).sum()), n_label_0=int((y == 0).sum()),
+                           threshold=shown, cohen_kappa=res["kappa"], tpr=res["tpr"], tnr=res["tnr"])
 
 
-@dataclass(frozen=True)
-class LengthBias:
-    """Does the score move with the judged text's length? Spearman's rho of score and length per label.
+LengthBias = LengthBiasRecord
+"""What ``length_bias`` returns: the ``length_bias`` of ``metrics.json`` (``LengthBiasRecord``)."""
 
-    ``rho`` maps a label (1, 0) to its correlation with a 95% bootstrap
-    interval; ``n`` and ``median_chars`` to its row count and median length
-    in characters. A label with fewer than ``MIN_LENGTH_ROWS`` rows, or one
-    length or score only, is nan.
-    """
 
-    rho: dict[int, Interval]
-    n: dict[int, int]
-    median_chars: dict[int, float]
-    n_missing: int = 0
-    notes: list[str] = field(default_factory=list)
+def _excludes_zero(iv: Interval) -> bool:
+    return not math.isnan(iv.low) and (iv.low > 0 or iv.high < 0)
 
-    @property
-    def moves_with_length(self) -> bool:
-        """Whether any label's interval excludes 0."""
-        return any(not math.isnan(iv.low) and (iv.low > 0 or iv.high < 0) for iv in self.rho.values())
 
-    def record(self) -> LengthBiasRecord:
-        """The measurement as ``metrics.json`` keeps it (labels as string keys, the verdict in words)."""
-        rho: dict[str, IntervalRecord] = {str(k): v.record() for k, v in self.rho.items()}
-        return LengthBiasRecord(
-            spearman_by_label=rho, rows_by_label={str(k): v for k, v in self.n.items()},
-            median_chars_by_label={str(k): v for k, v in self.median_chars.items()},
-            rows_without_length=self.n_missing, moves_with_length=self.moves_with_length, verdict=self.verdict(),
-        )
-
-    def verdict(self) -> str:
-        """The finding in one sentence."""
-        parts = []
-        for label, iv in self.rho.items():
-            if math.isnan(iv.low):
-                continue
-            if iv.low > 0 or iv.high < 0:
-                way = "rises" if iv.estimate > 0 else "falls"
-                parts.append(f"among rows labelled {label} the score {way} with the judged text's length "
-                             f"(Spearman {iv:+.2f})")
-        if parts:
-            return "Length bias: " + "; ".join(parts) + ". Check the judge on texts of the lengths you will judge."
-        if all(math.isnan(iv.low) for iv in self.rho.values()):
-            return "Length bias: not measurable here (too few rows of a label, or one length only)."
-        return "No measurable length bias: every label's interval of Spearman's rho includes 0."
+def _length_verdict(rho: dict[int, Interval]) -> str:
+    """The finding in one sentence."""
+    parts = []
+    for label, iv in rho.items():
+        if _excludes_zero(iv):
+            way = "rises" if iv.estimate > 0 else "falls"
+            parts.append(f"among rows labelled {label} the score {way} with the judged text's length "
+                         f"(Spearman {iv:+.2f})")
+    if parts:
+        return "Length bias: " + "; ".join(parts) + ". Check the judge on texts of the lengths you will judge."
+    if all(math.isnan(iv.low) for iv in rho.values()):
+        return "Length bias: not measurable here (too few rows of a label, or one length only)."
+    return "No measurable length bias: every label's interval of Spearman's rho includes 0."
 
 
 def length_bias(
@@ -261,9 +211,14 @@ def length_bias(
         return {str(k): _quiet_spearman(n[y == k], s[y == k]) for k in (1, 0)}
 
     res = bootstrap_many(stat, [y, s, n_len], n_resamples=n_resamples, seed=seed, units=shared_units(u))
-    med = {k: float(np.median(n_len[y == k])) if (y == k).any() else math.nan for k in (1, 0)}
-    return LengthBias({k: res[str(k)] for k in (1, 0)}, {k: int((y == k).sum()) for k in (1, 0)}, med,
-                      int((~known).sum()))
+    rho = {k: res[str(k)] for k in (1, 0)}
+    return LengthBiasRecord(
+        spearman_by_label={str(k): iv for k, iv in rho.items()},
+        rows_by_label={str(k): int((y == k).sum()) for k in (1, 0)},
+        median_chars_by_label={str(k): float(np.median(n_len[y == k])) if (y == k).any() else math.nan for k in (1, 0)},
+        rows_without_length=int((~known).sum()), moves_with_length=any(map(_excludes_zero, rho.values())),
+        verdict=_length_verdict(rho),
+    )
 
 
 def records_length_bias(

@@ -16,27 +16,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from judgelab.calibration.analysis._agreement import AGREEMENT_ROWS, agreement, records_length_bias
 from judgelab.calibration.analysis._bootstrap import Interval, bootstrap_many, shared_units
 from judgelab.calibration.analysis._calibrator_choice import check_calibrator_name, choose_calibrator
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, Calibrator, make_calibrator
-from judgelab.calibration.analysis._criteria_thresholds import criteria_thresholds
 from judgelab.calibration.analysis._headline import chance_note, headline
 from judgelab.calibration.analysis._honesty import interval_warning
+from judgelab.calibration.analysis._measures import MEASURES, MeasureInputs, Scored
 from judgelab.calibration.analysis._metrics import THRESHOLD_METRICS, DegenerateMetricWarning, binary_metrics, fast_binary_metrics
-from judgelab.calibration.analysis._selfpref import self_preference
 from judgelab.calibration.analysis._splits import SplitPlan, split_plan, unit_folds
 from judgelab.calibration.analysis._thresholds import AbstainBand, ThresholdStrategy, abstain_band, choose_threshold, parse_strategy
-from judgelab.calibration.data import (
-    AbstainBands,
-    CalibrationRecord,
-    CalibratorRecord,
-    CriterionMinimum,
-    RowCounts,
-    ScoreRecord,
-    TaskMetrics,
-    TaskThreshold,
-)
+from judgelab.calibration.data import AbstainBands, CalibrationRecord, CalibratorRecord, RowCounts, ScoreRecord, TaskMetrics, TaskThreshold
 from judgelab.errors import DataError
 
 __all__ = ["Analysis", "PlotArrays", "analyze", "stated_warnings"]
@@ -151,6 +140,9 @@ def analyze(
     threshold is tuned on all rows. Records of one unit (``ScoreRecord.unit``,
     e.g. the two answers to one HaluEval question) stay in one fold. With
     too few rows (or units) for either, metrics are in-sample and marked so.
+    What is measured at the tuned threshold (agreement, length bias,
+    self-preference, criteria minimums) is computed by the entries of
+    ``MEASURES``, one field of ``TaskMetrics`` each.
 
     Parameters
     ----------
@@ -191,42 +183,38 @@ def analyze(
     s_tuning, y_tuning = data.s[plan.tune], data.y[plan.tune]
     choice = choose_calibrator(calibrator, s_tuning, y_tuning,
                                unit_folds(y_tuning, data.units[plan.tune], k_folds, seed), calibration)
-    final_cal = _fit_calibrator(choice.kind, s_tuning, y_tuning) if choice.kind != "raw" else None
-    t = tuning.threshold
-    t_cal = float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None
-    gens = [r.generator for r in data.ok]
-    sp = self_preference(data.s >= t, data.y, gens, self_generators, n_resamples=max(500, n_resamples),
-                         n_permutations=max(500, n_resamples), seed=seed) if any(gens) else None
-    ok = data.ok
-    crit = criteria_thresholds(ok, strategy=str(st)) if any(r.labels and r.criteria for r in ok) else {}
-    held = plan.held
-    agree = agreement(data.y[held], data.s[held], threshold=tuning.thr_row[held], units=data.units[held],
-                      rows=AGREEMENT_ROWS[plan.mode], n_resamples=n_resamples, seed=seed)
+    final_cal = _fit_calibrator(choice.shipped, s_tuning, y_tuning) if choice.shipped != "raw" else None
+    t, held = tuning.threshold, plan.held
+    inputs = MeasureInputs(data, plan, t, tuning.thr_row, st, self_generators, n_resamples, seed)
     notes = _data_notes(data, heldout, held)
-    lb = records_length_bias(ok, units=data.units, n_resamples=n_resamples, seed=seed)
-    held_records = {k: v.record() for k, v in heldout.items()}
-    # warnings, agreement and length_bias are set only when there are some (so written only then);
-    # every other field always, null when there is nothing
-    optional: dict[str, Any] = {**({"warnings": notes} if notes else {}), "agreement": agree.record(),
-                                **({"length_bias": lb.record()} if lb is not None else {})}
+    # the warnings are set (so written) only when there are some; the measures as MEASURES declares them
     m = TaskMetrics(
-        task=data.task, headline="", chance_note=chance_note(held_records),
-        rows=RowCounts(total=len(records), scored=len(ok), errors=len(records) - len(ok)),
-        threshold=TaskThreshold(value=float(t), calibrated_value=t_cal, strategy=str(st), mode=plan.mode,
-                                note=plan.note, n_tuning=int(plan.tune.sum()), n_heldout=int(held.sum())),
-        heldout=held_records,
-        heldout_by_group={g: {k: v.record() for k, v in ivs.items()} for g, ivs in by_group.items()},
-        in_sample_at_threshold=dict(in_sample),
-        abstain_band=AbstainBands(tuned=tuning.band.record(), heldout=band_held.record()),
-        calibration={k: CalibrationRecord.model_validate(v) for k, v in calibration.items()},
+        task=data.task, headline="", chance_note=None,
+        rows=RowCounts(total=len(records), scored=len(data.ok), errors=len(records) - len(data.ok)),
+        threshold=TaskThreshold(value=float(t), strategy=str(st), mode=plan.mode, note=plan.note,
+                                calibrated_value=float(final_cal.predict(np.array([t]))[0]) if final_cal is not None else None,
+                                n_tuning=int(plan.tune.sum()), n_heldout=int(held.sum())),
+        heldout=heldout, heldout_by_group=by_group, in_sample_at_threshold=dict(in_sample),
+        abstain_band=AbstainBands(tuned=tuning.band, heldout=band_held), calibration=calibration,
         calibrator=CalibratorRecord.model_validate(final_cal.to_dict()) if final_cal is not None else None,
-        calibrator_choice=choice.record(), self_preference=sp.record() if sp is not None else None,
-        criteria={k: CriterionMinimum.model_validate(v) for k, v in crit.items()}, **optional,
+        calibrator_choice=choice, **({"warnings": notes} if notes else {}), **_measured(inputs),
     )
+    m = m.model_copy(update={"chance_note": chance_note(m.heldout or {})})
     m = m.model_copy(update={"headline": headline(m, _single_class(y_tuning, data.y[held]))})
-    plots = PlotArrays(y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.kind, data.s)[held],
+    plots = PlotArrays(y=data.y[held], s=data.s[held], s_cal=tuning.s_cal_row.get(choice.shipped, data.s)[held],
                        s_tuning=s_tuning, y_tuning=y_tuning)
     return Analysis(m, plots, final_cal, tuple(undefined))
+
+
+def _measured(inputs: MeasureInputs) -> dict[str, Any]:
+    """Each computed measure's field (``MEASURES``), left out when it has none and is written only when it has."""
+    out: dict[str, Any] = {}
+    for measure in MEASURES:
+        if measure.compute is not None:
+            value = measure.compute(inputs)
+            if value is not None or measure.written_when_none:
+                out[measure.field] = value
+    return out
 
 
 def _single_class(*labels: npt.NDArray[np.int_]) -> int | None:
@@ -235,27 +223,14 @@ def _single_class(*labels: npt.NDArray[np.int_]) -> int | None:
     return int(next(iter(seen))) if len(seen) == 1 else None
 
 
-@dataclass(frozen=True)
-class _Scored:
-    """One task's successfully scored records as arrays."""
-
-    task: str
-    ok: list[ScoreRecord]
-    y: npt.NDArray[np.int_]
-    s: npt.NDArray[np.float64]
-    groups: npt.NDArray[np.str_]  # the reporting category (``ScoreRecord.group``): metrics per group
-    splits: npt.NDArray[np.str_]
-    units: npt.NDArray[np.str_]  # the resampling unit (``ScoreRecord.unit``): folds and bootstraps
-
-
-def _scored(records: Sequence[ScoreRecord]) -> _Scored:
+def _scored(records: Sequence[ScoreRecord]) -> Scored:
     tasks = {r.task for r in records}
     if len(tasks) > 1:
         raise DataError(f"analyze takes one task's records; got {sorted(tasks)}. Analyse each task separately.")
     ok = [r for r in records if r.ok]
     if not ok:
         raise DataError("No row was scored successfully; nothing to analyse (see the 'error' fields of the run file).")
-    return _Scored(
+    return Scored(
         task=next(iter(tasks)),
         ok=ok,
         y=np.array([r.label for r in ok], dtype=int),
@@ -266,7 +241,7 @@ def _scored(records: Sequence[ScoreRecord]) -> _Scored:
     )
 
 
-def _data_notes(data: _Scored, heldout: dict[str, Interval], held: npt.NDArray[np.bool_]) -> list[str]:
+def _data_notes(data: Scored, heldout: dict[str, Interval], held: npt.NDArray[np.bool_]) -> list[str]:
     notes = [w for w in [interval_warning(data.units[held], heldout, what="held-out intervals")] if w]
     if set(np.unique(data.s)) <= {0.0, 1.0}:
         notes.append(
@@ -295,10 +270,11 @@ class _Tuning:
     s_cal_row: dict[str, npt.NDArray[np.float64]]
 
 
-def _tune(data: _Scored, plan: SplitPlan, st: ThresholdStrategy, target_error: float) -> _Tuning:
+def _tune(data: Scored, plan: SplitPlan, st: ThresholdStrategy, target_error: float) -> _Tuning:
     """Tune threshold, abstain band and calibrators on each plan's tuning rows; apply them to its held-out rows."""
     n = len(data.ok)
-    tuning = _Tuning(math.nan, AbstainBand(math.nan, math.nan, math.nan, math.nan, target_error),
+    unset = AbstainBand(low=math.nan, high=math.nan, coverage=math.nan, error=math.nan, target_error=target_error)
+    tuning = _Tuning(math.nan, unset,
                      np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan),
                      {k: np.full(n, np.nan) for k in CALIBRATORS})
 
@@ -326,7 +302,7 @@ def _tune(data: _Scored, plan: SplitPlan, st: ThresholdStrategy, target_error: f
 
 
 def _heldout_metrics(
-    data: _Scored, plan: SplitPlan, tuning: _Tuning, target_error: float, n_resamples: int, seed: int | None,
+    data: Scored, plan: SplitPlan, tuning: _Tuning, target_error: float, n_resamples: int, seed: int | None,
     undefined: list[str],
 ) -> tuple[dict[str, Interval], dict[str, dict[str, Interval]], dict[str, float], AbstainBand]:
     """Metrics on the held-out rows with bootstrap intervals, by group, in-sample, and the pooled band."""
@@ -360,7 +336,7 @@ def _heldout_metrics(
     return heldout, by_group, in_sample, band_held
 
 
-def _calibration_table(data: _Scored, plan: SplitPlan, tuning: _Tuning) -> dict[str, dict[str, float]]:
+def _calibration_table(data: Scored, plan: SplitPlan, tuning: _Tuning) -> dict[str, CalibrationRecord]:
     """ECE and Brier before and after each calibrator, on the held-out rows."""
     held = plan.held
     y_h, s_h = data.y[held], data.s[held]
@@ -370,15 +346,15 @@ def _calibration_table(data: _Scored, plan: SplitPlan, tuning: _Tuning) -> dict[
         valid = ~np.isnan(sc)
         before = fast_binary_metrics(y_h[valid], s_h[valid], 0.5) if valid.any() else {}
         after = fast_binary_metrics(y_h[valid], sc[valid], 0.5) if valid.any() else {}
-        calibration[kind] = {
-            "n": int(valid.sum()),
-            "ece_before": before.get("ece", math.nan),
-            "ece_after": after.get("ece", math.nan),
-            "ece_equal_mass_before": before.get("ece_equal_mass", math.nan),
-            "ece_equal_mass_after": after.get("ece_equal_mass", math.nan),
-            "brier_before": before.get("brier", math.nan),
-            "brier_after": after.get("brier", math.nan),
-        }
+        calibration[kind] = CalibrationRecord(
+            n=int(valid.sum()),
+            ece_before=before.get("ece", math.nan),
+            ece_after=after.get("ece", math.nan),
+            ece_equal_mass_before=before.get("ece_equal_mass", math.nan),
+            ece_equal_mass_after=after.get("ece_equal_mass", math.nan),
+            brier_before=before.get("brier", math.nan),
+            brier_after=after.get("brier", math.nan),
+        )
     return calibration
 
 
@@ -389,4 +365,5 @@ def _pooled_band(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64], low: npt.N
     n_dec = int(decided.sum())
     lo = float(np.nanmedian(low)) if len(low) else math.nan
     hi = float(np.nanmedian(high)) if len(high) else math.nan
-    return AbstainBand(lo, hi, n_dec / max(len(y), 1), float(wrong.sum() / n_dec) if n_dec else math.nan, target_error)
+    return AbstainBand(low=lo, high=hi, coverage=n_dec / max(len(y), 1),
+                       error=float(wrong.sum() / n_dec) if n_dec else math.nan, target_error=target_error)

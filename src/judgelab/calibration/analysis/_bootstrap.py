@@ -39,13 +39,15 @@ class Interval:
 
         return cls(num(record.estimate), num(record.low), num(record.high))
 
-    def record(self) -> IntervalRecord:
-        """The interval as run files keep it: estimate, low and high (nan as ``None``), no confidence level."""
-        return IntervalRecord.model_validate(self, from_attributes=True)
-
     def to_dict(self) -> dict[str, float | None]:
-        """Estimate, low and high as JSON-ready data (nan as ``None``), as run files write an interval."""
-        return self.record().model_dump()
+        """Estimate, low and high as JSON-ready data (nan as ``None``), as run files write an interval.
+
+        A record's interval field (``IntervalField``) takes the ``Interval`` itself.
+        """
+        def num(x: float) -> float | None:
+            return None if math.isnan(x) else float(x)
+
+        return {"estimate": num(self.estimate), "low": num(self.low), "high": num(self.high)}
 
     def __format__(self, spec: str) -> str:
         spec = spec or ".3f"

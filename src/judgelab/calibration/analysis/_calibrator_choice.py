@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from judgelab.calibration.analysis._calibrators import CALIBRATORS, make_calibrator
 from judgelab.calibration.analysis._metrics import fast_binary_metrics
-from judgelab.calibration.data import CalibratorChoiceRecord
+from judgelab.calibration.data import CalibrationRecord, CalibratorChoiceRecord
 from judgelab.errors import JudgelabError
 
 __all__ = ["CALIBRATOR_CHOICES", "CalibratorChoice", "check_calibrator_name", "choose_calibrator"]
@@ -38,35 +37,25 @@ def check_calibrator_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
-class CalibratorChoice:
-    """The shipped calibrator (``kind``, ``"raw"`` for none), what was asked, and why.
+CalibratorChoice = CalibratorChoiceRecord
+"""What ``choose_calibrator`` returns: the ``calibrator_choice`` of ``metrics.json`` (``CalibratorChoiceRecord``)."""
 
-    Attributes
-    ----------
-    kind
-        ``raw``, ``temperature``, ``platt`` or ``isotonic``.
-    requested
-        ``auto`` or the name asked for.
-    reason
-        One sentence for the report.
-    cv_ece
-        ``{candidate: ECE}`` cross-validated on the tuning rows (``auto`` only).
-    guarded
-        True when the calibrator asked for or picked was replaced by raw
-        because it made the held-out ECE worse.
-    """
 
-    kind: str
-    requested: str
-    reason: str
-    cv_ece: Mapping[str, float] = field(default_factory=dict)
-    guarded: bool = False
+def _choice(shipped: str, requested: str, reason: str, cv_ece: Mapping[str, float | None] | None = None,
+            replaced_by_raw: bool = False) -> CalibratorChoiceRecord:
+    return CalibratorChoiceRecord(shipped=shipped, requested=requested, reason=reason, cv_ece=dict(cv_ece or {}),
+                                  replaced_by_raw=replaced_by_raw)
 
-    def record(self) -> CalibratorChoiceRecord:
-        """The choice as ``metrics.json`` keeps it (``kind`` as ``shipped``, ``guarded`` as ``replaced_by_raw``)."""
-        return CalibratorChoiceRecord(shipped=self.kind, requested=self.requested, reason=self.reason,
-                                      cv_ece=dict(self.cv_ece), replaced_by_raw=self.guarded)
+
+def _eces(row: CalibrationRecord | Mapping[str, float] | None) -> tuple[float, float]:
+    """A calibration row's held-out ECE before and after its calibrator (nan where undefined or absent)."""
+    def num(x: float | None) -> float:
+        return math.nan if x is None else float(x)
+
+    if isinstance(row, CalibrationRecord):
+        return num(row.ece_before), num(row.ece_after)
+    row = row or {}
+    return num(row.get("ece_before")), num(row.get("ece_after"))
 
 
 def _ece(y: npt.NDArray[np.int_], s: npt.NDArray[np.float64]) -> float:
@@ -100,13 +89,13 @@ def _pick(cv: Mapping[str, float]) -> str:
 
 def _auto(s: npt.NDArray[np.float64], y: npt.NDArray[np.int_], folds: Sequence[npt.NDArray[np.intp]] | None) -> CalibratorChoice:
     if not folds:
-        return CalibratorChoice("raw", "auto", "raw scores shipped: too few tuning rows of each class to "
+        return _choice("raw", "auto", "raw scores shipped: too few tuning rows of each class to "
                                 "cross-validate a calibrator (pass --calibrator NAME to fit one anyway)")
     cv = cross_validated_ece(s, y, folds)
     kind = _pick(cv)
     table = ", ".join(f"{k} {v:.3f}" for k, v in cv.items() if not math.isnan(v))
     what = "raw scores (no calibrator)" if kind == "raw" else f"the {kind} calibrator"
-    return CalibratorChoice(kind, "auto", f"auto picked {what}: the lowest {len(folds)}-fold cross-validated ECE "
+    return _choice(kind, "auto", f"auto picked {what}: the lowest {len(folds)}-fold cross-validated ECE "
                             f"on the {len(y)} tuning rows ({table}; within {TIE:g} the simpler one wins)", cv)
 
 
@@ -115,7 +104,7 @@ def choose_calibrator(
     s_tuning: npt.NDArray[np.float64],
     y_tuning: npt.NDArray[np.int_],
     folds: Sequence[npt.NDArray[np.intp]] | None,
-    heldout: Mapping[str, Mapping[str, float]],
+    heldout: Mapping[str, CalibrationRecord] | Mapping[str, Mapping[str, float]],
 ) -> CalibratorChoice:
     """Pick the calibrator to ship.
 
@@ -129,23 +118,22 @@ def choose_calibrator(
         Test-row indices of cross-validation folds over the tuning rows
         (``None`` when there are too few rows).
     heldout
-        The analysis' held-out calibration table: ``{kind: {"ece_before",
-        "ece_after", ...}}``; a calibrator whose ``ece_after`` exceeds its
-        ``ece_before`` is replaced by raw scores.
+        The analysis' held-out calibration table, ``{kind: CalibrationRecord}``
+        (or ``{kind: {"ece_before", "ece_after", ...}}``); a calibrator whose
+        ``ece_after`` exceeds its ``ece_before`` is replaced by raw scores.
     """
     check_calibrator_name(requested)
     if requested == "auto":
         choice = _auto(np.asarray(s_tuning, dtype=float), np.asarray(y_tuning), folds)
     elif requested == "raw":
-        choice = CalibratorChoice("raw", "raw", "raw scores shipped, as asked (--calibrator raw)")
+        choice = _choice("raw", "raw", "raw scores shipped, as asked (--calibrator raw)")
     else:
-        choice = CalibratorChoice(requested, requested, f"the {requested} calibrator, as asked (--calibrator {requested})")
-    if choice.kind == "raw":
+        choice = _choice(requested, requested, f"the {requested} calibrator, as asked (--calibrator {requested})")
+    if choice.shipped == "raw":
         return choice
-    row = heldout.get(choice.kind, {})
-    before, after = row.get("ece_before", math.nan), row.get("ece_after", math.nan)
+    before, after = _eces(heldout.get(choice.shipped))
     if not (math.isnan(before) or math.isnan(after)) and after > before:
-        return CalibratorChoice("raw", requested, f"{choice.reason}; but it made the held-out ECE worse than the raw "
-                                f"scores ({before:.3f} -> {after:.3f}), so raw scores are shipped instead",
-                                choice.cv_ece, guarded=True)
+        return _choice("raw", requested, f"{choice.reason}; but it made the held-out ECE worse than the raw "
+                       f"scores ({before:.3f} -> {after:.3f}), so raw scores are shipped instead", choice.cv_ece,
+                       replaced_by_raw=True)
     return choice

@@ -12,7 +12,6 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -34,62 +33,21 @@ def is_self_generator(generator: str | None, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(g, p.lower()) for p in patterns)
 
 
-@dataclass(frozen=True)
-class GeneratorStats:
-    """Pass rates of one generator's responses."""
+GeneratorStats = GeneratorStatsRecord
+"""Pass rates of one generator's responses (``pass_rate_pos``: P(pass | label 1), ``pass_rate_neg``: label 0)."""
 
-    generator: str
-    is_self: bool
-    n: int
-    n_pos: int
-    n_neg: int
-    pass_rate: float
-    pass_rate_pos: float  # P(pass | label = 1)
-    pass_rate_neg: float  # P(pass | label = 0)
+SelfPreference = SelfPreferenceRecord
+"""What ``self_preference`` returns: the ``self_preference`` of ``metrics.json`` (``SelfPreferenceRecord``).
 
-
-@dataclass(frozen=True)
-class SelfPreference:
-    """Self-preference measurements of one run.
-
-    Attributes
-    ----------
-    patterns
-        The generator patterns that counted as the judge's own.
-    gap_pos, gap_neg
-        P(pass | label, self) - P(pass | label, other) for label 1 and 0,
-        with bootstrap intervals (nan when not measurable).
-    p_value_pos, p_value_neg
-        Two-sided permutation-test p-values of the gaps.
-    measurable
-        False when there were too few self or other rows to conclude;
-        ``message`` then says so in words.
-    """
-
-    patterns: tuple[str, ...]
-    by_generator: tuple[GeneratorStats, ...]
-    self_stats: GeneratorStats
-    other_stats: GeneratorStats
-    gap_pos: Interval
-    gap_neg: Interval
-    p_value_pos: float
-    p_value_neg: float
-    measurable: bool
-    message: str
-    n_unknown: int = 0
-    extra: dict[str, object] = field(default_factory=dict)
-
-    def record(self) -> SelfPreferenceRecord:
-        """The measurement as ``metrics.json`` keeps it (``self_stats`` as ``self``, ``n_unknown`` as ``n_unknown_generator``)."""
-        def stats(s: GeneratorStats) -> GeneratorStatsRecord:
-            return GeneratorStatsRecord.model_validate(s, from_attributes=True)
-
-        return SelfPreferenceRecord(
-            patterns=list(self.patterns), measurable=self.measurable, message=self.message,
-            gap_pos=self.gap_pos.record(), gap_neg=self.gap_neg.record(), p_value_pos=self.p_value_pos,
-            p_value_neg=self.p_value_neg, self=stats(self.self_stats), other=stats(self.other_stats),
-            by_generator=[stats(s) for s in self.by_generator], n_unknown_generator=self.n_unknown,
-        )
+``patterns`` are the generator patterns that counted as the judge's own;
+``gap_pos`` and ``gap_neg`` are P(pass | label, self) - P(pass | label, other)
+for label 1 and 0 with bootstrap intervals, ``p_value_pos`` and
+``p_value_neg`` their two-sided permutation-test p-values (undefined when not
+measurable); ``measurable`` is false when there were too few self or other
+rows to conclude, and ``message`` says so in words; ``self`` and ``other``
+pool the generators, ``by_generator`` lists them; ``n_unknown_generator``
+rows named no generator and were left out.
+"""
 
 
 def _rate(x: npt.NDArray[np.float64]) -> float:
@@ -97,7 +55,7 @@ def _rate(x: npt.NDArray[np.float64]) -> float:
 
 
 def _stats(name: str, is_self: bool, passed: npt.NDArray[np.float64], label: npt.NDArray[np.int_]) -> GeneratorStats:
-    return GeneratorStats(
+    return GeneratorStatsRecord(
         generator=name,
         is_self=is_self,
         n=int(passed.size),
@@ -213,16 +171,16 @@ def self_preference(
     gap_pos, p_pos = _gap(passed_a[pos], is_self[pos], rng, n_resamples, n_permutations, confidence)
     gap_neg, p_neg = _gap(passed_a[neg], is_self[neg], rng, n_resamples, n_permutations, confidence)
     measurable, message = _verdict(patterns, gens, self_stats, other_stats, gap_pos, p_pos)
-    return SelfPreference(
-        patterns=patterns,
-        by_generator=by_gen,
-        self_stats=self_stats,
-        other_stats=other_stats,
+    return SelfPreferenceRecord(
+        patterns=list(patterns),
+        measurable=measurable,
+        message=message,
         gap_pos=gap_pos,
         gap_neg=gap_neg,
         p_value_pos=p_pos,
         p_value_neg=p_neg,
-        measurable=measurable,
-        message=message,
-        n_unknown=n_unknown,
+        self=self_stats,
+        other=other_stats,
+        by_generator=list(by_gen),
+        n_unknown_generator=n_unknown,
     )

@@ -183,23 +183,16 @@ def choose_threshold(y_true: ArrayLike, y_score: ArrayLike, strategy: str | Thre
     return float(t[pick])
 
 
-@dataclass(frozen=True)
-class AbstainBand:
-    """Decide only outside (low, high): fail below ``low``, pass at or above ``high``.
+AbstainBand = AbstainBandRecord
+"""What ``abstain_band`` returns (``AbstainBandRecord``): fail below ``low``, pass at or above ``high``.
 
-    ``coverage`` is the share of rows decided and ``error`` the error rate
-    among them, on the rows the band was measured on.
-    """
+``coverage`` is the share of rows decided and ``error`` the error rate among
+them (``None`` when nothing is decided), on the rows the band was measured on.
+"""
 
-    low: float
-    high: float
-    coverage: float
-    error: float
-    target_error: float
 
-    def record(self) -> AbstainBandRecord:
-        """The band as ``metrics.json`` keeps it (nan as ``None``)."""
-        return AbstainBandRecord.model_validate(self, from_attributes=True)
+def _band(low: float, high: float, coverage: float, error: float, target_error: float) -> AbstainBandRecord:
+    return AbstainBandRecord(low=low, high=high, coverage=coverage, error=error, target_error=target_error)
 
 
 def abstain_band(y_true: ArrayLike, y_score: ArrayLike, *, target_error: float = 0.1, n_grid: int = 200) -> AbstainBand:
@@ -223,7 +216,7 @@ def abstain_band(y_true: ArrayLike, y_score: ArrayLike, *, target_error: float =
     s = np.asarray(y_score, dtype=float)
     n = len(y)
     if n == 0:
-        return AbstainBand(0.0, 1.0 + 1e-9, 0.0, math.nan, target_error)
+        return _band(0.0, 1.0 + 1e-9, 0.0, math.nan, target_error)
     edges = np.unique(np.r_[0.0, np.quantile(s, np.linspace(0, 1, n_grid)), s.max() + 1e-9])
     order = np.argsort(s)
     ss, yy = s[order], y[order]
@@ -241,9 +234,9 @@ def abstain_band(y_true: ArrayLike, y_score: ArrayLike, *, target_error: float =
         rate = np.where(decided > 0, errors / decided, np.inf)
     ok = valid & (rate <= target_error) & (decided > 0)
     if not ok.any():
-        return AbstainBand(0.0, float(edges[-1]), 0.0, math.nan, target_error)
+        return _band(0.0, float(edges[-1]), 0.0, math.nan, target_error)
     score = np.where(ok, decided - 1e-6 * rate, -np.inf)
     i, j = np.unravel_index(np.argmax(score), score.shape)
-    return AbstainBand(
+    return _band(
         float(edges[i]), float(edges[j]), float(decided[i, j] / n), float(rate[i, j]), target_error
     )

@@ -1,8 +1,15 @@
 """One task's entry of ``metrics.json``, typed field by field (``TaskMetrics`` and its parts).
 
-``analyze`` produces these (``Analysis.metrics()``); the report writes them,
-and the commands that read a run (``policy``, ``gate``, ``compare``,
-``estimate``, ``cascade``, ``jury``) read them back through ``read_metrics``.
+Each statistic returns its record from here (``agreement`` an
+``AgreementRecord``, ``self_preference`` a ``SelfPreferenceRecord``...), under
+the names the file keeps: the one shape of a measurement, from the analysis
+to the disk to the report. ``analyze`` gathers them into a ``TaskMetrics``;
+the report writes it, and the commands that read a run (``policy``,
+``gate``, ``compare``, ``estimate``, ``cascade``, ``jury``) read it back
+through ``read_metrics``.
+
+An interval field takes an ``Interval`` (its estimate, low and high; nan
+as ``None``) as well as an ``IntervalRecord`` or its mapping.
 
 A figure that is undefined on the data (nan) is written as JSON ``null`` and
 read back as ``None`` (the ``Num`` fields). The shipped threshold and the
@@ -12,11 +19,12 @@ agreement threshold are written as computed (a nan threshold is JSON's
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, field_serializer
 
-from judgelab.evaluators import IntervalRecord, Num
+from judgelab.evaluators import IntervalRecord, Num, Policy
 
 __all__ = [
     "AbstainBandRecord",
@@ -27,6 +35,7 @@ __all__ = [
     "CalibratorRecord",
     "CriterionMinimum",
     "GeneratorStatsRecord",
+    "IntervalField",
     "IntervalRecord",
     "LengthBiasRecord",
     "Num",
@@ -35,6 +44,18 @@ __all__ = [
     "TaskMetrics",
     "TaskThreshold",
 ]
+
+
+def _interval_numbers(value: object) -> object:
+    """An object with ``estimate``, ``low`` and ``high`` (an ``Interval``) as those three numbers; else unchanged."""
+    keys = ("estimate", "low", "high")
+    if isinstance(value, (BaseModel, Mapping)) or not all(hasattr(value, k) for k in keys):
+        return value
+    return {k: getattr(value, k) for k in keys}
+
+
+#: An interval as run files keep it: an ``IntervalRecord``, validated from one, its mapping or an ``Interval``.
+IntervalField = Annotated[IntervalRecord, BeforeValidator(_interval_numbers)]
 
 
 class _Record(BaseModel):
@@ -64,7 +85,7 @@ class TaskThreshold(_Record):
 
 
 class AbstainBandRecord(_Record):
-    """An abstain band: fail below ``low``, pass at or above ``high``, escalate in between."""
+    """An abstain band: fail below ``low``, pass at or above ``high``, escalate in between (``abstain_band`` returns it)."""
 
     low: Num
     high: Num
@@ -103,7 +124,14 @@ class CalibratorRecord(_Record):
 
 
 class CalibratorChoiceRecord(_Record):
-    """Which calibrator was shipped, which was asked for, and why."""
+    """Which calibrator was shipped, which was asked for, and why (``choose_calibrator`` returns it).
+
+    ``shipped`` is ``raw`` (none), ``temperature``, ``platt`` or ``isotonic``;
+    ``requested`` is ``auto`` or the name asked for; ``reason`` one sentence
+    for the report; ``cv_ece`` each candidate's ECE cross-validated on the
+    tuning rows (``auto`` only); ``replaced_by_raw`` when the calibrator asked
+    for or picked made the held-out ECE worse and raw scores are shipped.
+    """
 
     shipped: str
     requested: str
@@ -131,8 +159,8 @@ class SelfPreferenceRecord(_Record):
     patterns: list[str]
     measurable: bool
     message: str
-    gap_pos: IntervalRecord
-    gap_neg: IntervalRecord
+    gap_pos: IntervalField
+    gap_neg: IntervalField
     p_value_pos: Num
     p_value_neg: Num
     self: GeneratorStatsRecord
@@ -142,22 +170,35 @@ class SelfPreferenceRecord(_Record):
 
 
 class AgreementRecord(_Record):
-    """Cohen's kappa, TPR and TNR of the verdicts at a threshold, with intervals."""
+    """Agreement of a judge's verdicts with the labels, with 95% bootstrap intervals (``agreement`` returns it).
+
+    ``cohen_kappa`` is Cohen's kappa, ``tpr`` the share of the ``n_label_1``
+    rows labelled 1 that pass, ``tnr`` the share of the ``n_label_0`` rows
+    labelled 0 that fail; ``rows`` says which rows (``"held-out"``, ``"all"``)
+    and ``threshold`` at which threshold (the median of per-row ones).
+    """
 
     rows: str
     n: int
     n_label_1: int
     n_label_0: int
     threshold: float
-    cohen_kappa: IntervalRecord
-    tpr: IntervalRecord
-    tnr: IntervalRecord
+    cohen_kappa: IntervalField
+    tpr: IntervalField
+    tnr: IntervalField
 
 
 class LengthBiasRecord(_Record):
-    """Spearman's rho of score and judged-text length per label (keys ``"1"`` and ``"0"``)."""
+    """Does the score move with the judged text's length? (``length_bias`` returns it.)
 
-    spearman_by_label: dict[str, IntervalRecord]
+    Per label (keys ``"1"`` and ``"0"``): Spearman's rho of score and length
+    with a 95% bootstrap interval (undefined with fewer than 5 rows of the
+    label, or one length or score only), the row count and the median length
+    in characters; ``moves_with_length`` when any interval excludes 0, and
+    ``verdict``, the finding in one sentence.
+    """
+
+    spearman_by_label: dict[str, IntervalField]
     rows_by_label: dict[str, int]
     median_chars_by_label: dict[str, Num]
     rows_without_length: int
@@ -179,7 +220,8 @@ class TaskMetrics(_Record):
 
     ``threshold`` is the only part every version had; the rest is absent from
     files written before it existed (``None`` then). ``policy`` is the task's
-    ``policy.json`` without its creation time (``load_policy`` validates it).
+    ``Policy`` (``policy.json``), written without its creation time (which
+    reads back as ``""``) so that a rerun writes the same file.
     """
 
     task: str | None = None
@@ -187,8 +229,8 @@ class TaskMetrics(_Record):
     headline: str | None = None
     chance_note: str | None = None
     rows: RowCounts | None = None
-    heldout: dict[str, IntervalRecord] | None = None
-    heldout_by_group: dict[str, dict[str, IntervalRecord]] | None = None
+    heldout: dict[str, IntervalField] | None = None
+    heldout_by_group: dict[str, dict[str, IntervalField]] | None = None
     in_sample_at_threshold: dict[str, Num] | None = None
     abstain_band: AbstainBands | None = None
     calibration: dict[str, CalibrationRecord] | None = None
@@ -200,7 +242,12 @@ class TaskMetrics(_Record):
     agreement: AgreementRecord | None = None
     length_bias: LengthBiasRecord | None = None
     calibrator_file: str | None = None
-    policy: dict[str, Any] | None = None
+    policy: Policy | None = None
+
+    @field_serializer("policy")
+    def _policy_without_creation_time(self, policy: Policy | None) -> dict[str, object] | None:
+        """The policy as ``policy.json`` lays it out, every field but ``created``."""
+        return None if policy is None else policy.model_dump(exclude={"created"})
 
     @property
     def shipped_calibrator(self) -> str:

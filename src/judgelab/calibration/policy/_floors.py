@@ -10,7 +10,6 @@ and the interval is printed beside it).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,8 +58,8 @@ class GateFloors:
         """The one-line reason when the new run's kappa is below ``min_kappa`` (or undefined)."""
         if self.min_kappa is None:
             return None
-        k = agree.kappa
-        if math.isnan(k.estimate):
+        k = agree.cohen_kappa
+        if k.estimate is None:
             return (f"Cohen's kappa is undefined on the new run's {agree.n} rows (its labels or verdicts at "
                     f"threshold {agree.threshold:.3f} hold one class only), so --min-kappa {self.min_kappa:g} "
                     "cannot be met")

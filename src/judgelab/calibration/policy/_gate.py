@@ -140,7 +140,7 @@ class GateResult:
         if self.agreement is not None:
             g = self.agreement
             out.append(f"agreement of the new run with its labels at threshold {g.threshold:.3f} ({g.n} rows): "
-                       f"Cohen's kappa {g.kappa:.3f}, TPR {g.tpr:.3f}, TNR {g.tnr:.3f} (floors: {self.floors.describe()})")
+                       f"Cohen's kappa {g.cohen_kappa:.3f}, TPR {g.tpr:.3f}, TNR {g.tnr:.3f} (floors: {self.floors.describe()})")
         return out
 
     def to_dict(self) -> dict[str, object]:
@@ -152,7 +152,7 @@ class GateResult:
                 "tests": [t.to_dict() for t in self.tests],
                 "changes": self.changes.to_dict() if self.changes is not None else None,
                 "max_label_changes": self.max_label_changes,
-                "agreement": self.agreement.to_dict() if self.agreement is not None else None,
+                "agreement": self.agreement.model_dump() if self.agreement is not None else None,
                 "min_rows": self.floors.min_rows, "min_kappa": self.floors.min_kappa}
 
 

@@ -111,9 +111,10 @@ def heldout_summary(rows: HeldoutRows, y: npt.NDArray[np.int_], units: npt.NDArr
 
     ivs = bootstrap_many(stat, [decided.astype(float), bad, wrong, cost, *at], n_resamples=n_resamples, seed=seed,
                          units=shared_units(uh))
-    shares = [ivs.pop(k).record() for k in [k for k in ivs if k.startswith("stage_")]]
-    return HeldoutFigures(n=int(rows.held.sum()), decided=int(decided.sum()),
-                          **{k: iv.record() for k, iv in ivs.items()}, **({"stage_shares": shares} if shares else {}))
+    shares = [ivs.pop(k).to_dict() for k in [k for k in ivs if k.startswith("stage_")]]
+    return HeldoutFigures.model_validate({"n": int(rows.held.sum()), "decided": int(decided.sum()),
+                                          **{k: iv.to_dict() for k, iv in ivs.items()},
+                                          **({"stage_shares": shares} if shares else {})})
 
 
 def heldout_policy(

@@ -9,7 +9,6 @@ self-preference) as a ``Report``, markdown lines or a written file.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ def _self_preference_cell(sp: SelfPreference) -> str:
     why = sp.message.removeprefix("not measurable on this set: ")
     if sp.measurable:
         return f"{sp.gap_pos:+.3f} (p = {sp.p_value_pos:.2g})"
-    if math.isnan(sp.gap_pos.estimate):
+    if sp.gap_pos.estimate is None:
         return f"n/a: {why}"
     return f"{sp.gap_pos.estimate:+.3f}, not concluded: {why}"  # the point estimate, not concluded
 

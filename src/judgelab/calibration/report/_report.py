@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from judgelab.calibration.analysis import Analysis, stated_warnings, write_criteria_thresholds
-from judgelab.calibration.data import AbstainBands, RowCounts, SelfPreferenceRecord, TaskMetrics, write_metrics
-from judgelab.calibration.report._agreement_section import agreement_sections
+from judgelab.calibration.analysis import MEASURES, Analysis, stated_warnings, write_criteria_thresholds
+from judgelab.calibration.data import RowCounts, TaskMetrics, write_metrics
 from judgelab.calibration.report._deployment import Deployment, deployment_section, risk_coverage_png
 from judgelab.calibration.report._model import Block, Bullets, Figure, Gallery, Paragraph, Report, Section, table_section
 from judgelab.calibration.report._render import render_html, render_markdown
@@ -16,8 +14,6 @@ from judgelab.calibration.report._render import render_html, render_markdown
 __all__ = ["calibration_report", "write_report"]
 
 TITLE = "judgelab calibration report"
-_SHOWN = ("balanced_accuracy", "accuracy", "precision", "recall", "f1", "mcc", "cohen_kappa",
-          "auroc", "auprc", "brier", "log_loss", "ece", "ece_equal_mass")
 _FIG_TITLES = {
     "reliability": "Reliability diagram",
     "roc": "ROC curve",
@@ -27,84 +23,10 @@ _FIG_TITLES = {
 }
 
 
-def _f(x: float | None, spec: str = ".3f") -> str:
-    if x is None or math.isnan(x):
-        return "n/a"
-    return format(x, spec)
-
-
-def _selfpref_section(sp: SelfPreferenceRecord) -> Section:
-    """The self-preference table: pass rates by generator, then the gaps and their p-values."""
-    rows = [[s.generator + (" (self)" if s.is_self else ""), str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)]
-            for s in sp.by_generator]
-    for s in (sp.self, sp.other):
-        rows.append([f"**all {s.generator}**", str(s.n), _f(s.pass_rate), _f(s.pass_rate_pos), _f(s.pass_rate_neg)])
-    return table_section(
-        "Self-preference",
-        ["generator", "rows", "pass rate", "P(pass | label 1)", "P(pass | label 0)"],
-        rows,
-        (f"Self patterns: {', '.join(sp.patterns) or '(none)'}. Gap label 1 (equal opportunity): "
-         f"{format(sp.gap_pos, '+.3f')}, p = {_f(sp.p_value_pos, '.3g')}; gap label 0: "
-         f"{format(sp.gap_neg, '+.3f')}, p = {_f(sp.p_value_neg, '.3g')}. {sp.message} "
-         f"Verdicts at the shipped threshold on all scored rows."),
-    )
-
-
-def _metrics_section(m: TaskMetrics) -> Section:
-    """The held-out metrics at the shipped threshold, beside the in-sample ones."""
-    t, heldout, in_sample = m.threshold, m.heldout or {}, m.in_sample_at_threshold or {}
-    note = {
-        "split": "Measured on the test split; threshold, band and calibrators tuned on the dev split.",
-        "cv": f"Held-out estimates from {t.note}.",
-        "in-sample": f"IN-SAMPLE ({t.note}): these numbers are measured on the rows the threshold was tuned on and are optimistic.",
-    }[t.mode or "in-sample"]
-    return table_section(
-        "Metrics at the shipped threshold (95% bootstrap intervals)",
-        ["metric", "held-out", f"all rows, in-sample (threshold {t.value:.3f})"],
-        [[k, format(heldout[k]), _f(in_sample.get(k))] for k in _SHOWN if k in heldout],
-        note,
-    )
-
-
-def _band_section(bands: AbstainBands) -> Section:
-    b, bh = bands.tuned, bands.heldout
-    return table_section(
-        f"Abstain band (target error {b.target_error:g} among decided rows)",
-        ["", "fail below", "pass at or above", "coverage", "error among decided"],
-        [["tuning rows", _f(b.low), _f(b.high), _f(b.coverage), _f(b.error)],
-         ["held-out", _f(bh.low), _f(bh.high), _f(bh.coverage), _f(bh.error)]],
-        ("No band reaches this error target on the tuning rows: every row would be escalated."
-         if b.coverage == 0 else
-         "Accept when confident, escalate the rows in between to a person or a stronger judge."),
-    )
-
-
 def _task_sections(m: TaskMetrics, undefined: Sequence[str] = ()) -> list[Section]:
-    """One task's tables, each a section with its note (a part an older metrics.json lacks is left out)."""
-    tables = [_metrics_section(m), *agreement_sections(m)]
-    by_group = m.heldout_by_group or {}
-    if len(by_group) > 1:
-        tables.append(table_section(
-            "By group (held-out)",
-            ["group", "balanced accuracy", "AUROC", "F1", "ECE"],
-            [[g, format(ivs["balanced_accuracy"]), format(ivs["auroc"]), format(ivs["f1"]), format(ivs["ece"])]
-             for g, ivs in by_group.items()],
-            "",
-        ))
-    if m.calibration is not None:
-        kind = m.shipped_calibrator
-        tables.append(table_section(
-            "Calibration (held-out)",
-            ["calibrator", "rows", "ECE before", "ECE after", "ECE equal-mass before", "after", "Brier before", "after"],
-            [[k + (" (shipped)" if k == kind else ""), str(v.n), _f(v.ece_before), _f(v.ece_after),
-              _f(v.ece_equal_mass_before), _f(v.ece_equal_mass_after), _f(v.brier_before), _f(v.brier_after)]
-             for k, v in m.calibration.items()],
-            _calibrator_note(m),
-        ))
-    if m.abstain_band is not None:
-        tables.append(_band_section(m.abstain_band))
-    if m.self_preference is not None:
-        tables.append(_selfpref_section(m.self_preference))
+    """One task's tables, each a section with its note: every measure's (``MEASURES``, in order; a part an older
+    metrics.json lacks is left out), then why a metric was undefined."""
+    tables = [table_section(*t) for measure in MEASURES for t in measure.tables(m)]
     if undefined:
         tables.append(table_section(
             "Undefined metrics",
@@ -112,24 +34,7 @@ def _task_sections(m: TaskMetrics, undefined: Sequence[str] = ()) -> list[Sectio
             [[u] for u in undefined],
             "Small or one-class subsets leave these metrics undefined (nan); they are reported as n/a.",
         ))
-    if m.criteria:
-        tables.append(table_section(
-            "Criteria minimums",
-            ["criterion", "minimum", "rows", "positives", "balanced accuracy (in-sample)"],
-            [[k, _f(v.minimum), str(v.n), str(v.n_pos), _f(v.balanced_accuracy_in_sample)] for k, v in m.criteria.items()],
-            "Written to criteria-thresholds.json for CriteriaJudge.",
-        ))
     return tables
-
-
-def _calibrator_note(m: TaskMetrics) -> str:
-    """Which calibrator is shipped and why (``calibrator_choice``)."""
-    why = f"Shipped: {m.calibrator_choice.reason}. " if m.calibrator_choice is not None else ""
-    kind = m.shipped_calibrator
-    if kind == "raw":
-        return why + "No calibrator file is written; scores are served as the judge gives them."
-    return (why + f"The {kind} calibrator is fitted on the {m.threshold.n_tuning} tuning rows; "
-            f"with it, the threshold on calibrated scores is {_f(m.threshold.calibrated_value)}.")
 
 
 def write_report(
@@ -210,7 +115,7 @@ def _write_metrics(analyses: Mapping[str, Analysis], out: Path, meta: Mapping[st
         else:  # raw scores shipped: a calibrator file from an earlier run must not be picked up
             (out / f"calibrator-{t}.json").unlink(missing_ok=True)
         if t in deployments:  # the creation time lives in policy.json: metrics.json stays identical on a rerun
-            update["policy"] = deployments[t].policy.model_dump(exclude={"created"})
+            update["policy"] = deployments[t].policy
         criteria = a.metrics.criteria
         if criteria:
             written[f"criteria-{t}"] = write_criteria_thresholds(
