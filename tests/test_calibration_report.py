@@ -11,6 +11,7 @@ from judgelab.calibration import (
     CalibrationOptions,
     LabelledRow,
     ScoreRecord,
+    TaskMetrics,
     analyze,
     calibrate,
     compare_runs,
@@ -19,6 +20,8 @@ from judgelab.calibration import (
     run,
     write_rows,
 )
+from judgelab.calibration.analysis import MEASURES
+from judgelab.calibration.report import Section, calibration_report
 from judgelab.errors import DataError
 
 
@@ -69,6 +72,23 @@ def test_calibrate_with_scripted_evaluators_writes_everything(tmp_path, scripted
     with pytest.raises(DataError, match=r"40 record\(s\) scored by another model spec"):
         calibrate("gemma-3-270m", set=rows, out=tmp_path,
                   options=CalibrationOptions(n_resamples=50, progress=False, figures=False))
+
+
+def test_analyze_and_the_report_follow_the_one_list_of_measures():
+    """Every MEASURES entry is one TaskMetrics field; analyze fills the computed ones, the report shows every table."""
+    fields = [m.field for m in MEASURES]
+    assert len(set(fields)) == len(fields) and set(fields) <= set(TaskMetrics.model_fields)
+    rows, scores = _set(gens=True)
+    recs = [ScoreRecord(id=r.id, task="fact-check", label=r.label, score=scores[r.response], split=r.split,
+                        generator=r.generator, unit=r.id) for r in rows]
+    a = analyze(recs, self_generators=["*gemma*"], n_resamples=50)
+    computed = {m.field for m in MEASURES if m.compute is not None}
+    assert computed - {"length_bias"} <= a.metrics.model_fields_set  # no response_chars: no length bias, not written
+    assert "length_bias" not in a.metrics.model_fields_set and a.metrics.self_preference is not None
+    task = next(b for b in calibration_report({"fact-check": a}).blocks if isinstance(b, Section))
+    shown = [b.heading for b in task.blocks if isinstance(b, Section)]
+    assert shown == [t.title for m in MEASURES for t in m.tables(a.metrics)]
+    assert "Agreement with the labels (95% bootstrap intervals)" in shown and "Self-preference" in shown
 
 
 def test_without_split_uses_cross_validation_and_says_so():
