@@ -150,6 +150,26 @@ def test_a_changed_row_rescores_only_its_own_cells(first_bench, sets, monkeypatc
     assert {v for k, v in scored.items() if k[1] == str(sets[0])} == {0}
 
 
+def test_a_baseline_compares_every_judge_with_it_and_says_which_are_admitted(first_bench, monkeypatch):
+    folder, remote = first_bench
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    spec = read_bench_file(folder / "bench.toml")
+    spec = BenchSpec.checked({**spec.model_dump(by_alias=True), "baseline": "gemma-3-270m"})
+    board = bench(spec, progress=False, figures=False).leaderboard
+    assert board.baseline == "gemma-3-270m" and set(board.admitted) == {"gemma-3-270m-judge", remote}
+    assert [v.column for v in board.versus_baseline] == [r.column for r in board.rankings]
+    for v, r in zip(board.versus_baseline, board.rankings):
+        value = {e.judge: e.value for e in r.entries}
+        for e in v.entries:  # the same resamples: judge minus baseline is the difference of the two figures
+            assert e.difference.estimate == pytest.approx(value[e.judge] - value["gemma-3-270m"], abs=1e-12)
+            assert e.worse == (e.difference.high < 0) and e.better == (e.difference.low > 0)
+    for judge, ok in board.admitted.items():
+        entries = [e for v in board.versus_baseline for e in v.entries if e.judge == judge]
+        assert ok == (not any(e.worse for e in entries[1:]) and entries[0].difference.estimate > 0)
+    with pytest.raises(ParameterError, match="baseline 'nobody' is none of the judges"):
+        BenchSpec.checked({**spec.model_dump(by_alias=True), "baseline": "nobody"})
+
+
 def test_a_judge_that_cannot_load_and_one_nobody_serves_are_missing_cells_and_the_exit_is_partial(
         tmp_path, sets, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

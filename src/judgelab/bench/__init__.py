@@ -16,6 +16,8 @@ from judgelab.bench._cells import CellSettings, JudgeRun, cell_path, score_judge
 from judgelab.bench._records import (
     LEADERBOARD_VERSION,
     MEAN_COLUMN,
+    BaselineComparison,
+    BaselineEntry,
     CellMetrics,
     CellOutcome,
     CellStatus,
@@ -34,6 +36,8 @@ from judgelab.bench._spec import BenchSpec, JudgeEntry, read_bench_file, safe_fo
 from judgelab.bench._split import bench_split
 
 __all__ = [
+    "BaselineComparison",
+    "BaselineEntry",
     "BenchResult",
     "BenchRow",
     "BenchSet",

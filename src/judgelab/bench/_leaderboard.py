@@ -9,8 +9,8 @@ from pathlib import Path
 
 from judgelab.bench._cells import JudgeRun, cell_path
 from judgelab.bench._measure import CellScores, cell_scores, measure_cell
-from judgelab.bench._ranking import ColumnDraws, agreement_between, rank_column, rank_mean
-from judgelab.bench._records import CellMetrics, CellOutcome, CellStatus, Kappa, Leaderboard, Ranking, Stability
+from judgelab.bench._ranking import ColumnDraws, agreement_between, mean_draws, rank_column, rank_mean, versus_baseline
+from judgelab.bench._records import MEAN_COLUMN, BaselineComparison, CellMetrics, CellOutcome, CellStatus, Kappa, Leaderboard, Ranking, Stability
 from judgelab.bench._sets import BenchSet
 from judgelab.bench._spec import BenchSpec
 from judgelab.bench._stability import stability_of
@@ -72,14 +72,34 @@ def _columns(cells: Sequence[CellScores]) -> dict[str, list[CellScores]]:
 
 
 def _rankings(spec: BenchSpec, columns: dict[str, list[CellScores]], judges: Sequence[str],
-              missing: dict[str, str]) -> list[Ranking]:
+              missing: dict[str, str]) -> tuple[list[Ranking], list[BaselineComparison], dict[str, bool]]:
     rankings: list[Ranking] = []
     draws: list[ColumnDraws] = []
     for i, cells in enumerate(columns.values()):
         ranking, d = rank_column(cells, spec.rank_by, n_resamples=spec.n_resamples, seed=spec.seed, index=i)
         rankings.append(ranking)
         draws.append(d)
-    return [rank_mean(draws, judges, spec.rank_by, missing), *rankings]
+    rankings.insert(0, rank_mean(draws, judges, spec.rank_by, missing))
+    if spec.baseline is None:
+        return rankings, [], {}
+    mean = mean_draws(draws, judges, missing)
+    found = [versus_baseline(d, spec.baseline, spec.rank_by) for d in [mean, *draws]]
+    versus = [v for v in found if v is not None]
+    return rankings, versus, _admitted(versus, judges, spec.baseline, len(draws))
+
+
+def _admitted(versus: Sequence[BaselineComparison], judges: Sequence[str], baseline: str, n_columns: int) -> dict[str, bool]:
+    """Per judge: compared with the baseline in every column, worse beyond the interval in none, above it on the mean."""
+    out = {}
+    for j in judges:
+        if j == baseline:
+            continue
+        mine = [(v.column, e) for v in versus for e in v.entries if e.judge == j]
+        columns = [e for c, e in mine if c != MEAN_COLUMN]
+        mean = next((e for c, e in mine if c == MEAN_COLUMN), None)
+        out[j] = (len(columns) == n_columns and not any(e.worse for e in columns) and mean is not None
+                  and mean.difference.estimate is not None and mean.difference.estimate > 0)
+    return out
 
 
 def _stability(spec: BenchSpec, cells: Sequence[CellScores], runs: Sequence[JudgeRun], out: Path) -> list[Stability]:
@@ -106,12 +126,14 @@ def build_leaderboard(spec: BenchSpec, sets: Sequence[BenchSet], runs: Sequence[
     columns = _columns(cells)
     kappa: list[Kappa] = [k for col in columns.values() for k in agreement_between([c for c in col if c.scores])]
     settings = spec.model_dump(mode="json", exclude={"judges", "sets", "out"})
+    rankings, versus, admitted = _rankings(spec, columns, judges, unranked)
     board = Leaderboard(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), command=command,
         machine=machine_facts(), settings=settings, judges=tuple(judges),
         sets={s.argument: s.description for s in sets}, metric=spec.rank_by, complete=not missing,
         costs=tuple(jr.cost for jr in runs), cells=tuple(metrics),
-        rankings=tuple(_rankings(spec, columns, judges, unranked)), kappa=tuple(kappa),
+        rankings=tuple(rankings), versus_baseline=tuple(versus), admitted=admitted, baseline=spec.baseline,
+        kappa=tuple(kappa),
         stability=tuple(_stability(spec, cells, runs, out)), missing=tuple(missing),
     )
     return board, cells

@@ -17,11 +17,11 @@ import numpy as np
 import numpy.typing as npt
 
 from judgelab.bench._measure import CellScores
-from judgelab.bench._records import MEAN_COLUMN, Kappa, McNemar, RankEntry, Ranking
+from judgelab.bench._records import MEAN_COLUMN, BaselineComparison, BaselineEntry, Kappa, McNemar, RankEntry, Ranking
 from judgelab.calibration.analysis import cohen_kappa_score, fast_binary_metrics, mcnemar_test
 from judgelab.calibration.data import IntervalRecord
 
-__all__ = ["ColumnDraws", "agreement_between", "rank_column", "rank_mean"]
+__all__ = ["ColumnDraws", "agreement_between", "mean_draws", "rank_column", "rank_mean", "versus_baseline"]
 
 Draws = dict[str, npt.NDArray[np.float64]]
 
@@ -112,19 +112,38 @@ def rank_column(cells: Sequence[CellScores], metric: str, *, n_resamples: int = 
     return ranking, ColumnDraws(column, points, draws, len(ids), len(set(units)))
 
 
-def rank_mean(columns: Sequence[ColumnDraws], judges: Sequence[str], metric: str,
-              missing: dict[str, str]) -> Ranking:
+def mean_draws(columns: Sequence[ColumnDraws], judges: Sequence[str], missing: dict[str, str]) -> ColumnDraws:
     """The mean over columns of each judge ranked in every column, paired by resample index across columns."""
-    everywhere = [j for j in judges if all(j in c.points for c in columns) and j not in missing]
-    not_ranked = {j: missing.get(j) or "not ranked in every set: " + ", ".join(
-        c.column for c in columns if j not in c.points) for j in judges if j not in everywhere}
-    if not columns or not everywhere:
-        return Ranking(column=MEAN_COLUMN, metric=metric, n_test=0, n_units=0, entries=(), not_ranked=not_ranked)
+    everywhere = [j for j in judges if columns and all(j in c.points for c in columns) and j not in missing]
     points = {j: float(np.mean([c.points[j] for c in columns])) for j in everywhere}
     draws = {j: np.mean(np.vstack([c.draws[j] for c in columns]), axis=0) for j in everywhere}
-    return Ranking(column=MEAN_COLUMN, metric=metric, n_test=sum(c.n_test for c in columns),
-                   n_units=sum(c.n_units for c in columns), entries=_entries(points, draws),
-                   not_ranked=not_ranked)
+    return ColumnDraws(MEAN_COLUMN, points, draws, sum(c.n_test for c in columns), sum(c.n_units for c in columns))
+
+
+def rank_mean(columns: Sequence[ColumnDraws], judges: Sequence[str], metric: str,
+              missing: dict[str, str]) -> Ranking:
+    """The ranking of the mean over columns (``mean_draws``); judges missing a column are not ranked."""
+    mean = mean_draws(columns, judges, missing)
+    not_ranked = {j: missing.get(j) or "not ranked in every set: " + ", ".join(
+        c.column for c in columns if j not in c.points) for j in judges if j not in mean.points}
+    if not mean.points:
+        return Ranking(column=MEAN_COLUMN, metric=metric, n_test=0, n_units=0, entries=(), not_ranked=not_ranked)
+    return Ranking(column=MEAN_COLUMN, metric=metric, n_test=mean.n_test, n_units=mean.n_units,
+                   entries=_entries(mean.points, mean.draws), not_ranked=not_ranked)
+
+
+def versus_baseline(column: ColumnDraws, baseline: str, metric: str) -> BaselineComparison | None:
+    """Every judge's paired difference from ``baseline`` in one column; ``None`` when the baseline is not ranked there."""
+    if baseline not in column.points:
+        return None
+    entries = []
+    for j, point in column.points.items():
+        if j == baseline:
+            continue
+        d = _interval(column.draws[j] - column.draws[baseline], point - column.points[baseline])
+        entries.append(BaselineEntry(judge=j, difference=d, worse=d.high is not None and d.high < 0,
+                                     better=d.low is not None and d.low > 0))
+    return BaselineComparison(column=column.column, baseline=baseline, metric=metric, entries=tuple(entries))
 
 
 def agreement_between(cells: Sequence[CellScores]) -> list[Kappa]:

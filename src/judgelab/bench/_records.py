@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgelab.calibration.data import IntervalRecord
 
-__all__ = ["LEADERBOARD_VERSION", "MEAN_COLUMN", "CellMetrics", "CellOutcome", "CellStatus", "JudgeCost", "Kappa",
-           "Leaderboard", "McNemar", "RankEntry", "Ranking", "Stability"]
+__all__ = ["LEADERBOARD_VERSION", "MEAN_COLUMN", "BaselineComparison", "BaselineEntry", "CellMetrics", "CellOutcome",
+           "CellStatus", "JudgeCost", "Kappa", "Leaderboard", "McNemar", "RankEntry", "Ranking", "Stability"]
 
 LEADERBOARD_VERSION = 1
 
@@ -126,6 +126,27 @@ class Ranking(_Record):
     not_ranked: dict[str, str] = Field(default_factory=dict)
 
 
+class BaselineEntry(_Record):
+    """A judge's paired difference from the bench's baseline judge in one column (judge minus baseline).
+
+    ``worse`` when the interval lies wholly below 0, ``better`` when it lies wholly above 0.
+    """
+
+    judge: str
+    difference: IntervalRecord
+    worse: bool
+    better: bool
+
+
+class BaselineComparison(_Record):
+    """Every judge against the baseline in one column (a set and task, or ``MEAN_COLUMN``)."""
+
+    column: str
+    baseline: str
+    metric: str
+    entries: tuple[BaselineEntry, ...]
+
+
 class Kappa(_Record):
     """Cohen's kappa between two judges' verdicts at their tuned thresholds, on one column's test rows."""
 
@@ -170,3 +191,8 @@ class Leaderboard(_Record):
     kappa: tuple[Kappa, ...] = ()
     stability: tuple[Stability, ...] = ()
     missing: tuple[CellOutcome, ...] = ()
+    baseline: str | None = None
+    versus_baseline: tuple[BaselineComparison, ...] = ()
+    admitted: dict[str, bool] = Field(default_factory=dict)
+    """With a baseline: whether each other judge is worse than it beyond the interval in no column and better on the
+    mean over sets (its point estimate above 0): the rule a candidate adapter must pass to replace the shipped one."""

@@ -111,6 +111,26 @@ def _slug(text: str) -> str:
     return safe_folder(text)
 
 
+def _baseline_section(board: Leaderboard) -> Section | None:
+    if board.baseline is None:
+        return None
+    columns = [v.column for v in board.versus_baseline]
+    judges = [j for j in board.judges if j != board.baseline]
+    rows = []
+    for j in judges:
+        cells = []
+        for v in board.versus_baseline:
+            e = next((e for e in v.entries if e.judge == j), None)
+            cells.append("not compared" if e is None else _iv(e.difference, signed=True)
+                         + (" **worse**" if e.worse else " better" if e.better else ""))
+        rows.append((j, *cells, "**admitted**" if board.admitted.get(j) else "not admitted"))
+    return Section(f"Against the baseline: {board.baseline}", (
+        Table(("judge", *columns, "admitted"), tuple(rows)),
+        Paragraph(f"Each judge's {board.metric} minus the baseline's, paired (95% unit bootstrap). A judge is admitted "
+                  "when it is worse beyond its interval in no column and its mean over sets is above the baseline's.",
+                  kind="note")))
+
+
 def _kappa_section(board: Leaderboard) -> Section | None:
     if not board.kappa:
         return None
@@ -161,7 +181,7 @@ def leaderboard_report(board: Leaderboard, figures: Mapping[str, bytes] | None =
             f"{o.judge} on {o.set}: {o.status}, {o.n_scored} of {o.n_rows} rows scored: {o.error}" for o in board.missing)),
             Paragraph("These cells are not ranked. Rerun the same command to resume them.", kind="warning"))))
     blocks += _column_sections(board, figures)
-    blocks += [s for s in (_kappa_section(board), _stability_section(board)) if s is not None]
+    blocks += [s for s in (_baseline_section(board), _kappa_section(board), _stability_section(board)) if s is not None]
     blocks.append(_cost_section(board))
     blocks.append(Facts(tuple([("created", board.created), ("command", board.command or "(library call)"),
                                *((f"set {k}", v) for k, v in board.sets.items())])))

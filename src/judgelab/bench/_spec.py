@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgelab.errors import DataError, ParameterError
 
@@ -113,6 +113,10 @@ class BenchSpec(BaseModel):
         The metric the ranking and the paired differences use (``auroc`` or ``balanced_accuracy``).
     repeats, repeat_rows
         Rescore ``repeat_rows`` rows of each cell ``repeats`` more times (run-to-run stability); 0: off.
+    baseline
+        A judge (its name or model argument as the tables show it) every other judge is compared with: the paired
+        difference per column and over sets, and whether it is admitted (worse beyond the interval nowhere, better on
+        the mean over sets). For choosing a candidate over the judge that ships.
     n_resamples, seed
         Bootstrap resamples (shared by every judge) and the seed of the split, limit and bootstrap.
     batch_size
@@ -129,6 +133,7 @@ class BenchSpec(BaseModel):
     rank_by: Literal["auroc", "balanced_accuracy"] = "auroc"
     repeats: int = Field(default=0, ge=0)
     repeat_rows: int = Field(default=20, ge=1)
+    baseline: str | None = None
     n_resamples: int = Field(default=1000, ge=1)
     seed: int = 0
     batch_size: int = Field(default=8, ge=1)
@@ -150,6 +155,13 @@ class BenchSpec(BaseModel):
         if dupes:
             raise ValueError(f"set {dupes[0]!r} is named twice")
         return sets
+
+    @model_validator(mode="after")
+    def _known_baseline(self) -> BenchSpec:
+        names = [j.label for j in self.judges]
+        if self.baseline is not None and self.baseline not in names:
+            raise ValueError(f"baseline {self.baseline!r} is none of the judges ({', '.join(names)})")
+        return self
 
     @classmethod
     def of(cls, models: Sequence[str], sets: Sequence[str], *, out: str = "runs/bench", limit: int | None = None,

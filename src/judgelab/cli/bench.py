@@ -11,7 +11,7 @@ from judgelab.cli._options import positive_int
 from judgelab.errors import ParameterError, PartialRunError
 
 #: Settings a command-line option overrides in a bench file (option dest -> BenchSpec field).
-OVERRIDES = {"out": "out", "limit": "limit", "metric": "rank_by", "repeats": "repeats", "repeat_rows": "repeat_rows",
+OVERRIDES = {"out": "out", "limit": "limit", "metric": "rank_by", "baseline": "baseline", "repeats": "repeats", "repeat_rows": "repeat_rows",
              "resamples": "n_resamples", "seed": "seed", "batch_size": "batch_size"}
 
 
@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="at most this many rows per set and task (whole units spread over the set, seeded)")
     p.add_argument("--metric", choices=("auroc", "balanced_accuracy"), default=None,
                    help="what the ranking compares (default auroc)")
+    p.add_argument("--baseline", default=None, metavar="JUDGE",
+                   help="compare every judge with this one (its --model argument or name): paired differences per set "
+                   "and over sets, and whether each is admitted (worse nowhere beyond the interval, better on the mean)")
     p.add_argument("--repeats", type=int, default=None, help="rescore a sample of each cell K more times (stability)")
     p.add_argument("--repeat-rows", type=positive_int, default=None, help="rows per cell the repeats rescore (default 20)")
     p.add_argument("--resamples", type=positive_int, default=None, help="bootstrap resamples (default 1000)")
@@ -85,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     board = result.leaderboard
     print(render_markdown(Section("", (leaderboard_table(board),))).strip().lstrip("#").strip())
     print(f"machine: {board.machine.get('cpu')} ({board.machine.get('cpu_flags')}, {board.machine.get('cores')} cores)")
+    for judge, ok in board.admitted.items():
+        print(f"against {board.baseline}: {judge} {'admitted' if ok else 'not admitted'}")
     for o in board.missing:
         print(f"missing: {o.judge} on {o.set}: {o.status} ({o.n_scored} of {o.n_rows} rows): {o.error}")
     print(f"leaderboard: {result.files['html']}")
