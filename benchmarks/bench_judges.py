@@ -13,19 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-from judgelab.bench import BenchSpec, bench
-from judgelab.engine import load_model
-from judgelab.server import ServerConfig, ServerThread, create_app
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_file import write_results  # noqa: E402
+
+from judgelab.bench import BenchSpec, bench  # noqa: E402
+from judgelab.engine import load_model  # noqa: E402
+from judgelab.server import ServerConfig, ServerThread, create_app  # noqa: E402
 
 KEY = "bench-judges"
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def main() -> int:
@@ -52,18 +51,9 @@ def main() -> int:
     finally:
         server.stop()
         served_model.close()
-    board = json.loads(result.leaderboard.model_dump_json())
-    # set arguments name this machine's data folder: keep only what follows it
-    data_prefix = str(args.data)
-    text = json.dumps(board).replace(data_prefix + "/", "DATA/").replace(str(args.out) + "/", "")
-    payload = {
-        "command": "python benchmarks/bench_judges.py --data DATA --out OUT --limit "
-                   f"{args.limit} --repeats {args.repeats} --results {args.results}",
-        "commit": _git("rev-parse", "--short", "HEAD"), "dirty": bool(_git("status", "--porcelain")),
-        "leaderboard": json.loads(text),
-    }
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    # set arguments name this machine's data and run folders: the results file keeps what follows them
+    write_results(args.results, {"leaderboard": json.loads(result.leaderboard.model_dump_json())},
+                  scrub={args.data: "DATA", args.out: "OUT"})
     print((args.out / "leaderboard.md").read_text(encoding="utf-8").split("\n## ")[0])
     print(f"results: {args.results}")
     return 0 if result.complete else 3

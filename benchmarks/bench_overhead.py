@@ -10,22 +10,20 @@ process, one after the other, on a quiet machine (docs/measurements.md).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from judgelab.bench import BenchSpec, bench
-from judgelab.calibration import CalibrationOptions, calibrate
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_file import write_results  # noqa: E402
+
+from judgelab.bench import BenchSpec, bench  # noqa: E402
+from judgelab.calibration import CalibrationOptions, calibrate  # noqa: E402
 
 JUDGES = ("gemma-3-270m-judge", "gemma-3-270m")
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def main() -> int:
@@ -46,19 +44,16 @@ def main() -> int:
         scoring_s = sum(c.scoring_seconds for c in result.leaderboard.costs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    payload = {
-        "command": f"python benchmarks/bench_overhead.py --limit {args.limit} --results {args.results}",
-        "commit": _git("rev-parse", "--short", "HEAD"), "dirty": bool(_git("status", "--porcelain")),
-        "machine": result.leaderboard.machine, "judges": list(JUDGES), "set": "starter", "limit": args.limit,
+    figures = {
+        "judges": list(JUDGES), "set": "starter", "limit": args.limit,
         "judgments": sum(c.judgments for c in result.leaderboard.costs),
         "calibrate_seconds": round(calibrate_s, 3), "bench_seconds": round(bench_s, 3),
         "bench_scoring_seconds": round(scoring_s, 3),
         "bench_over_calibrate": round(bench_s / calibrate_s, 4),
         "bench_overhead_over_scoring": round((bench_s - scoring_s) / scoring_s, 4),
     }
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(payload, indent=2))
+    path = write_results(args.results, figures)
+    print(path.read_text(encoding="utf-8"))
     return 0
 
 
