@@ -12,7 +12,7 @@ import random
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from judgelab.errors import JudgelabError
 
 if TYPE_CHECKING:
     import torch
+    from peft import PeftModel
+
+    from judgelab.tuning._evaluate import HeldoutEvaluation
 
 __all__ = ["RunState", "save_checkpoint", "load_checkpoint", "CHECKPOINT_DIR"]
 
@@ -35,7 +38,7 @@ class RunState:
     tokens: int = 0
     seconds: float = 0.0
     losses: list[tuple[int, float]] = field(default_factory=list)
-    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    evaluations: list[HeldoutEvaluation] = field(default_factory=list)
     timings: list[tuple[int, int, float]] = field(default_factory=list)  # (step, tokens, seconds) of each step
 
     def to_json(self) -> dict[str, object]:
@@ -44,7 +47,7 @@ class RunState:
                 "timings": self.timings}
 
 
-def save_checkpoint(out: Path, state: RunState, peft_model: Any, optimizer: torch.optim.Optimizer) -> Path:
+def save_checkpoint(out: Path, state: RunState, peft_model: PeftModel, optimizer: torch.optim.Optimizer) -> Path:
     """Write the checkpoint of ``state`` under ``out/checkpoint``."""
     import torch
     from peft import get_peft_model_state_dict
@@ -74,7 +77,7 @@ def save_checkpoint(out: Path, state: RunState, peft_model: Any, optimizer: torc
     return final
 
 
-def load_checkpoint(out: Path, training_hash: str, peft_model: Any, optimizer: torch.optim.Optimizer) -> RunState | None:
+def load_checkpoint(out: Path, training_hash: str, peft_model: PeftModel, optimizer: torch.optim.Optimizer) -> RunState | None:
     """Restore the run from ``out/checkpoint``; None when there is none.
 
     Raises

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -31,12 +31,27 @@ from judgelab.errors import DataError, ParameterError
 from judgelab.evaluators import build_evaluator, registered_evaluator
 from judgelab.tuning._config import TuneConfig, is_paired_source
 
-__all__ = ["Example", "Source", "load_sources", "source_names", "split_sources", "balance_examples", "render_examples", "fits", "heldout_split",
-           "exclusion_index"]
+__all__ = ["Example", "Source", "SourceCounts", "load_sources", "source_names", "split_sources", "balance_examples", "render_examples",
+           "fits", "heldout_split", "exclusion_index"]
 
 log = logging.getLogger(__name__)
 
 _TASKS = ("fact-check", "relevancy")
+
+
+class SourceCounts(TypedDict):
+    """Per source: rows read, in the training pool, held out, dropped for overlapping a held-out row, excluded
+    (by kind), skipped as too long and chunked (``split_sources``, ``render_examples``); and trained
+    (``balance_examples``)."""
+
+    rows: int
+    train_pool: int
+    heldout: int
+    dropped_overlapping_heldout: int
+    excluded: dict[str, int]
+    skipped_long: int
+    chunked: int
+    trained: NotRequired[int]
 
 
 @dataclass(frozen=True)
@@ -210,7 +225,7 @@ def _balanced_units(items: list[Example], n: int | None, rng: np.random.Generato
 
 
 def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
-        dict[str, list[LabelledRow]], dict[str, list[LabelledRow]], dict[str, dict[str, Any]]]:
+        dict[str, list[LabelledRow]], dict[str, list[LabelledRow]], dict[str, SourceCounts]]:
     """Per source: the training pool and the held-out rows (whole units); plus the counts.
 
     A source of weight 0 is held out whole (evaluation only). Then every
@@ -226,7 +241,7 @@ def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
         else:
             pools[s.name], held[s.name] = _split_units(s.rows, config.heldout, config.heldout_seed)
     index = OverlapIndex(r for rows in held.values() for r in rows)
-    counts: dict[str, dict[str, Any]] = {}
+    counts: dict[str, SourceCounts] = {}
     for s in sources:
         before = len(pools[s.name])
         if len(index) and pools[s.name]:
@@ -238,7 +253,7 @@ def split_sources(sources: Sequence[Source], config: TuneConfig) -> tuple[
 
 
 def balance_examples(examples: dict[str, list[Example]], sources: Sequence[Source], config: TuneConfig,
-                     counts: dict[str, dict[str, int]]) -> list[Example]:
+                     counts: dict[str, SourceCounts]) -> list[Example]:
     """Training examples: per source, equal counts per label and a share of ``rows`` by weight.
 
     A pair generator's source (``PAIRED_KINDS``) is drawn in whole units (``_balanced_units``), every
@@ -275,7 +290,7 @@ def _evaluators(model: JudgeModel, config: TuneConfig) -> dict[str, Any]:
 
 
 def render_examples(model: JudgeModel, rows: Sequence[LabelledRow], source: str, config: TuneConfig,
-                    counts: dict[str, int]) -> list[Example]:
+                    counts: SourceCounts) -> list[Example]:
     """Rows as ``Example``s; rows over ``max_tokens`` skipped or chunked, counted in ``counts``."""
     evaluators = _evaluators(model, config)
     out = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -15,9 +15,25 @@ from judgelab.engine import JudgeModel
 from judgelab.errors import PartialRunError
 from judgelab.evaluators import EvaluationResponse, Evaluator, build_evaluator, evaluate_many
 
-__all__ = ["evaluate_heldout", "pick_heldout"]
+__all__ = ["HeldoutEvaluation", "HeldoutScores", "evaluate_heldout", "pick_heldout"]
 
 log = logging.getLogger(__name__)
+
+
+class HeldoutScores(TypedDict):
+    """``evaluate_heldout``'s answer: ``_metrics`` (n, auroc, balanced_accuracy, best_balanced_accuracy)
+    per source and over all sources (empty when no source had rows)."""
+
+    label: str
+    sources: dict[str, dict[str, float]]
+    overall: dict[str, float]
+
+
+class HeldoutEvaluation(HeldoutScores):
+    """One held-out evaluation of a run (``RunState.evaluations``): the scores, and when they were taken."""
+
+    epoch: int
+    step: int
 
 
 def pick_heldout(held: Mapping[str, Sequence[LabelledRow]], per_source: int) -> dict[str, list[LabelledRow]]:
@@ -47,7 +63,7 @@ def _metrics(labels: npt.NDArray[np.int_], scores: npt.NDArray[np.float64]) -> d
 
 
 def evaluate_heldout(model: JudgeModel, rows: Mapping[str, Sequence[LabelledRow]], *, evaluator: str | None,
-                     label: str) -> dict[str, Any]:
+                     label: str) -> HeldoutScores:
     """AUROC and balanced accuracy (at 0.5, and at the best threshold) per source and overall.
 
     ``rows`` maps a source name to its rows; ``evaluator`` is the tuned

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from torch import Tensor
+    from torch.nn import Module
 
 __all__ = ["HiddenCache", "SplitForward"]
 
@@ -75,12 +76,12 @@ class _Stop(Exception):
 
 
 @contextmanager
-def _skipping(layers: Sequence[Any], as_tuple: bool) -> Iterator[None]:
+def _skipping(layers: Sequence[Module], as_tuple: bool) -> Iterator[None]:
     """Within the block, ``layers`` pass their input through unchanged (their indices, and so
     their attention types and rotary tables, stay where they are). ``as_tuple``: the layers
     return a tuple (transformers 4.x) rather than a tensor (5.x)."""
 
-    def through(hidden_states: Any, *args: Any, **kwargs: Any) -> Any:
+    def through(hidden_states: Tensor, *args: object, **kwargs: object) -> Tensor | tuple[Tensor]:
         return (hidden_states,) if as_tuple else hidden_states
 
     for layer in layers:
@@ -115,11 +116,11 @@ class SplitForward:
         torch = self.torch
         captured: list[Tensor] = []
 
-        def grab(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:  # torch's forward-pre-hook
+        def grab(module: Module, args: tuple[Tensor, ...], kwargs: dict[str, Tensor]) -> None:  # torch's forward-pre-hook
             captured.append(args[0] if args else kwargs["hidden_states"])
             raise _Stop
 
-        def seen(module: Any, args: tuple[object, ...], output: Any) -> None:
+        def seen(module: Module, args: tuple[object, ...], output: object) -> None:
             self.as_tuple = isinstance(output, tuple)
 
         handle = self.decoder.layers[self.first].register_forward_pre_hook(grab, with_kwargs=True)

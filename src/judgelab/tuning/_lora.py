@@ -28,7 +28,9 @@ from judgelab.tuning._hidden_cache import SplitForward
 
 if TYPE_CHECKING:
     import torch
+    from peft import PeftModel
     from torch import Tensor
+    from transformers import PreTrainedModel
 
     from judgelab.tuning._data import Example
 
@@ -50,7 +52,7 @@ def import_peft() -> ModuleType:
     return peft
 
 
-def _layer_count(lm: Any) -> int:
+def _layer_count(lm: PreTrainedModel) -> int:
     layers = getattr(lm.get_decoder(), "layers", None)
     if layers is None:
         raise ParameterError(f"{type(lm).__name__} has no decoder 'layers'; judgelab tune adapts llama-like "
@@ -58,7 +60,7 @@ def _layer_count(lm: Any) -> int:
     return len(layers)
 
 
-def _module_names(lm: Any) -> set[str]:
+def _module_names(lm: PreTrainedModel) -> set[str]:
     names = set()
     for name, module in lm.get_decoder().layers[0].named_modules():
         if name and type(module).__name__ == "Linear":
@@ -66,7 +68,7 @@ def _module_names(lm: Any) -> set[str]:
     return names
 
 
-def attach_lora(lm: Any, config: TuneConfig, base_id: str) -> Any:
+def attach_lora(lm: PreTrainedModel, config: TuneConfig, base_id: str) -> PeftModel:
     """Inject LoRA weights into ``lm`` (in place) and return the PEFT wrapper.
 
     Raises
@@ -98,7 +100,7 @@ def attach_lora(lm: Any, config: TuneConfig, base_id: str) -> Any:
         p.requires_grad_(False)
     with warnings.catch_warnings():  # peft renames the base to the model's folder: the spec id is kept
         warnings.simplefilter("ignore", UserWarning)
-        wrapped = peft.get_peft_model(lm, lora)
+        wrapped: PeftModel = peft.get_peft_model(lm, lora)
     wrapped.peft_config["default"].base_model_name_or_path = base_id
     trainable = sum(p.numel() for p in wrapped.parameters() if p.requires_grad)
     log.info("LoRA rank %d on layers %d-%d (%s): %d trainable parameters", config.rank, layers[0],

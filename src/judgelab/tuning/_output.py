@@ -10,13 +10,16 @@ import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgelab.calibration import LabelledRow, write_rows
 from judgelab.engine import gguf_metadata
 from judgelab.specs import ModelSpec, load_spec
 from judgelab.tuning._checkpoint import RunState
 from judgelab.weights import resolve_weights, sha256_file
+
+if TYPE_CHECKING:
+    from judgelab.tuning._data import SourceCounts
 
 __all__ = ["write_outputs", "machine_description", "heldout_file_name", "SPEC_FILE", "PROVENANCE_FILE"]
 
@@ -98,7 +101,7 @@ def _set_files(sets: tuple[str, ...]) -> list[dict[str, str]]:
     return files
 
 
-def _excluded_totals(counts: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+def _excluded_totals(counts: Mapping[str, SourceCounts]) -> dict[str, int]:
     """Rows excluded for overlapping the ``exclude`` sets, by kind, over every source (and ``total``)."""
     totals: dict[str, int] = {}
     for c in counts.values():
@@ -110,7 +113,7 @@ def _excluded_totals(counts: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
 
 
 def write_outputs(trainer: Any, state: RunState, *, heldout_rows: Mapping[str, Sequence[LabelledRow]],
-                  all_heldout: Mapping[str, Sequence[LabelledRow]], counts: dict[str, dict[str, Any]], out: Path) -> Path:
+                  all_heldout: Mapping[str, Sequence[LabelledRow]], counts: dict[str, SourceCounts], out: Path) -> Path:
     """Save the adapter in both formats, the tuned spec, the held-out rows, provenance and report."""
     from judgelab.tuning._gguf import export_gguf_adapter
     from judgelab.tuning._report import write_report

@@ -6,9 +6,12 @@ import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgelab.calibration.report import Block, Bullets, Figure, Paragraph, Report, Section, Table, render_markdown
+
+if TYPE_CHECKING:
+    from judgelab.tuning._evaluate import HeldoutEvaluation
 
 __all__ = ["tuning_report", "write_report"]
 
@@ -45,7 +48,7 @@ def _fmt(x: object) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
-def _metrics_block(evaluations: list[dict[str, Any]]) -> Block:
+def _metrics_block(evaluations: Sequence[HeldoutEvaluation]) -> Block:
     """Held-out AUROC and balanced accuracy per source and overall, one column group per evaluation."""
     if not evaluations:
         return Paragraph("No held-out rows (heldout = 0).")

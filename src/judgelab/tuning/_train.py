@@ -18,14 +18,15 @@ from judgelab.errors import BackendUnavailableError, DataError, JudgelabError
 from judgelab.tuning._checkpoint import RunState, load_checkpoint, save_checkpoint
 from judgelab.tuning._config import TuneConfig
 from judgelab.tuning._cpu import NATIVE_BF16_FLAGS, cpu_flags, native_bf16
-from judgelab.tuning._data import Example, balance_examples, fits, load_sources, render_examples, split_sources
-from judgelab.tuning._evaluate import evaluate_heldout, pick_heldout
+from judgelab.tuning._data import Example, SourceCounts, balance_examples, fits, load_sources, render_examples, split_sources
+from judgelab.tuning._evaluate import HeldoutEvaluation, HeldoutScores, evaluate_heldout, pick_heldout
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
 from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
 
 if TYPE_CHECKING:
     import torch
     from tqdm import tqdm
+    from transformers import PreTrainedModel
 
     from judgelab.calibration import LabelledRow
 
@@ -67,13 +68,13 @@ class TuneResult:
     steps: int
     tokens: int
     seconds: float
-    counts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, SourceCounts] = field(default_factory=dict)
+    evaluations: list[HeldoutEvaluation] = field(default_factory=list)
     timings: list[tuple[int, int, float]] = field(default_factory=list)
 
 
 def _load_base(config: TuneConfig) -> Any:
-    options: dict[str, Any] = {"device": config.device, "dtype": config.dtype}
+    options: dict[str, object] = {"device": config.device, "dtype": config.dtype}
     if config.threads:
         options["n_threads"] = config.threads
     try:
@@ -89,7 +90,7 @@ def _load_base(config: TuneConfig) -> Any:
 
 
 def _prepare(model: JudgeModel, config: TuneConfig) -> tuple[
-        list[Example], dict[str, list[LabelledRow]], dict[str, dict[str, Any]]]:
+        list[Example], dict[str, list[LabelledRow]], dict[str, SourceCounts]]:
     """Training examples, held-out rows per source, and the counts."""
     sources = load_sources(config)
     pools, held, counts = split_sources(sources, config)
@@ -180,7 +181,7 @@ class _Trainer:
                             "at 0.038x float32's speed on such a CPU (docs/tuning.md, Training speed). "
                             "Use --autocast none on this machine.", " or ".join(sorted(NATIVE_BF16_FLAGS)))
 
-    def _split_forward(self, lm: Any) -> tuple[HiddenCache | None, SplitForward | None]:
+    def _split_forward(self, lm: PreTrainedModel) -> tuple[HiddenCache | None, SplitForward | None]:
         """With ``cache="memory"``, the two-pass forward (checked once against the full one) and its cache."""
         if self.config.cache == "none":
             return None, None
@@ -224,7 +225,7 @@ class _Trainer:
         return total / len(batch), sum(ex.n_tokens for ex in batch)
 
 
-def _evaluate(trainer: _Trainer, rows: Mapping[str, Sequence[LabelledRow]], label: str) -> dict[str, Any]:
+def _evaluate(trainer: _Trainer, rows: Mapping[str, Sequence[LabelledRow]], label: str) -> HeldoutScores:
     import torch
 
     trainer.peft_model.eval()
@@ -279,7 +280,7 @@ def tune(config: TuneConfig) -> TuneResult:
 
 
 def _run(trainer: _Trainer, steps: Sequence[npt.NDArray[np.int64]], state: RunState,
-         rows: tuple[dict[str, list[LabelledRow]], dict[str, list[LabelledRow]]], counts: dict[str, dict[str, Any]],
+         rows: tuple[dict[str, list[LabelledRow]], dict[str, list[LabelledRow]]], counts: dict[str, SourceCounts],
          out: Path) -> TuneResult:
     config = trainer.config
     heldout, held = rows
