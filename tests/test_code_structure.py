@@ -246,6 +246,43 @@ def test_the_where_things_go_table_names_files_that_exist():
     assert missing == []
 
 
+def _defines(tree: ast.Module, dotted: str) -> bool:
+    """Whether ``dotted`` (``name`` or ``Class.member``) is defined at the top of ``tree`` (a def, class or
+    assignment), a member being a def or assignment in that class's own body."""
+    scope: list[ast.stmt] = tree.body
+    for part in dotted.split("."):
+        found = None
+        for node in scope:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == part:
+                found = node
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == part for t in node.targets):
+                found = node
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == part:
+                found = node
+        if found is None:
+            return False
+        scope = found.body if isinstance(found, ast.ClassDef) else []
+    return True
+
+
+def test_every_file_and_name_the_architecture_page_points_at_exists():
+    """Every ```file.py: name``` cell of docs/architecture.md (the hop table, the entry points, where things go)
+    names a module of src/judgelab and a function, class, method or constant defined in it."""
+    import re
+
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    pointers = sorted(set(re.findall(r"`([a-z_/]+\.py): ([A-Za-z_][\w.]*)`", page)))
+    assert len(pointers) >= 25
+    wrong = []
+    for path, name in pointers:
+        module = SRC / "judgelab" / path
+        if not module.is_file():
+            wrong.append(f"{path} (no such module)")
+        elif not _defines(ast.parse(module.read_text(encoding="utf-8")), name):
+            wrong.append(f"{path}: {name} (not defined there)")
+    assert wrong == [], "docs/architecture.md points at code that moved: " + "; ".join(wrong)
+
+
 def test_the_readme_layout_names_every_package_and_benchmark():
     """README's layout names every package and top-level module of src/judgelab, and every benchmark script."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -335,14 +372,23 @@ def _public_functions(source: str, module: str = "m") -> list[tuple[str, ast.Fun
     return out
 
 
+def _declared_keywords(kwarg: ast.arg) -> bool:
+    """``**parameters: Unpack[SomeTypedDict]``: keywords declared (names and types) where mypy and help() see them."""
+    ann = kwarg.annotation
+    return isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id == "Unpack"
+
+
 def _hidden_keyword_parameters(source: str, module: str = "m") -> set[str]:
-    """The public callables of ``source`` that take ``**kwargs`` (hidden parameters), by qualified name."""
-    return {name for name, fn in _public_functions(source, module) if fn.args.kwarg is not None}
+    """The public callables of ``source`` that take ``**kwargs`` (hidden parameters), by qualified name.
+
+    ``**parameters: Unpack[TypedDict]`` is not hidden: the ``TypedDict`` declares every name and type."""
+    return {name for name, fn in _public_functions(source, module)
+            if fn.args.kwarg is not None and not _declared_keywords(fn.args.kwarg)}
 
 
 def test_the_hidden_parameter_check_catches_a_sample():
     source = (
-        '__all__ = ["fit", "Gate", "plain"]\n'
+        '__all__ = ["fit", "Gate", "plain", "typed", "untyped"]\n'
         "def fit(records, settings=None, **overrides): pass\n"
         "def plain(records, *, alpha=0.1): pass\n"
         "def _private(**kwargs): pass\n"
@@ -355,8 +401,10 @@ def test_the_hidden_parameter_check_catches_a_sample():
         "    def _helper(self, **kwargs): pass\n"
         "class Hidden:\n"
         "    def __init__(self, **kwargs): pass\n"
+        "def typed(model, **parameters: Unpack[Parameters]): pass\n"
+        "def untyped(model, **parameters: object): pass\n"
     )
-    assert _hidden_keyword_parameters(source) == {"m.fit", "m.Gate.__init__", "m.Gate.make"}
+    assert _hidden_keyword_parameters(source) == {"m.fit", "m.Gate.__init__", "m.Gate.make", "m.untyped"}
     assert _hidden_keyword_parameters("def f(**kwargs): pass\n") == set()  # no __all__: nothing public to check
 
 
@@ -368,12 +416,10 @@ KNOWN_FORWARDING_KWARGS = {
     "judgelab.engine._loading.load_model",  # to the backend's config (llama.cpp / transformers / remote)
     "judgelab.evaluators._ensembles.load_stage_models",  # load_model options for every stage's model
     "judgelab.evaluators._ensembles.build_cascade",  # load_model options for every stage's model
-    "judgelab.evaluators._registry.build_evaluator",  # to the constructor of the evaluator ``name`` names
+    "judgelab.evaluators._registry.build_evaluator",  # to the evaluator ``name`` names (which checks them)
     "judgelab.evaluators._registry.evaluator_config",  # to the config_for of the evaluator ``name`` names
     "judgelab.evaluators.criteria_judge.make_state",  # the state's own fields (data, not options)
     "judgelab.evaluators.criteria_judge.CriteriaJudge.judge",  # the state's own fields (data, not options)
-    "judgelab.evaluators._yesno.YesNoEvaluator.__init__",  # to config_for (its parameters, declared once)
-    "judgelab.evaluators.fact_checking.FactCheckingEvaluator.config_for",  # to YesNoEvaluator.config_for
     "judgelab.evaluators.rubric.RubricEvaluator.__init__",  # the rubric's own input tags (Flow-Judge <inputs>)
     "judgelab.evaluators.rubric.RubricEvaluator.preset",  # to RubricEvaluator.__init__
     "judgelab.server._config.ServerConfig.from_env",  # ServerConfig's fields, api_key defaulted from the environment

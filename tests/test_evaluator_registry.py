@@ -6,11 +6,17 @@ registered template evaluator, fenced or not, with each kind of option, on three
 """
 
 import dataclasses
+import importlib.util
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
-from judgelab.errors import JudgelabError, ParameterError
+from judgelab.errors import JudgelabError, ParameterError, ParameterTypeError
 from judgelab.evaluators import (
+    BUILTIN_EVALUATORS,
     EvaluationRequest,
     FactCheckingEvaluator,
     RelevancyEvaluator,
@@ -23,10 +29,16 @@ from judgelab.evaluators import (
     evaluator_names,
     evaluator_tasks,
     register_evaluator,
+    register_evaluator_class,
     registered_as,
     registered_evaluator,
 )
 from judgelab.specs import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The built-in names in ``BUILTIN_EVALUATORS``' order (its classes' names in their ``registered_as`` order).
+BUILTIN_NAMES = ("fact-checking", "fact-checking-sentences", "bespoke-minicheck", "relevancy", "cascade", "jury")
 
 
 class _Model:
@@ -163,12 +175,28 @@ def test_identities_and_template_hashes_are_those_main_wrote(spec_id):
 
 
 def test_the_shipped_names_keep_their_order_tasks_and_descriptions():
-    assert evaluator_names()[:6] == ("fact-checking", "fact-checking-sentences", "bespoke-minicheck", "relevancy",
-                                     "cascade", "jury")
+    assert evaluator_names()[:6] == BUILTIN_NAMES
     assert evaluator_tasks()[:2] == ("fact-check", "relevancy")
     assert [registered_evaluator(n).task for n in evaluator_names()[:6]] == ["fact-check"] * 3 + ["relevancy"] + [
         "fact-check"] * 2
     assert registered_evaluator("bespoke-minicheck").description.startswith("Fact-checking with MiniCheck")
+    # the order is the one explicit tuple's: its classes, then the ensembles' entries
+    assert [getattr(item, "__name__", getattr(item, "name", None)) for item in BUILTIN_EVALUATORS] == [
+        "FactCheckingEvaluator", "RelevancyEvaluator", "cascade", "jury"]
+
+
+def test_the_builtin_order_does_not_depend_on_import_order():
+    # a fresh interpreter that imports the modules in the reverse of their sorted order first
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / "src")!r})
+        import judgelab.evaluators.relevancy, judgelab.evaluators._ensembles, judgelab.evaluators.fact_checking
+        from judgelab.evaluators import evaluator_names
+        print(",".join(evaluator_names()))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert tuple(out.stdout.strip().split(",")) == BUILTIN_NAMES
 
 
 def test_an_evaluator_takes_one_config_or_its_parameters():
@@ -184,6 +212,28 @@ def test_an_evaluator_takes_one_config_or_its_parameters():
         RelevancyEvaluator(model, config)
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.threshold = 0.1  # type: ignore[misc]
+
+
+def test_a_misspelled_or_mistyped_parameter_fails_at_construction_naming_the_parameters():
+    model = _SpecModel(load_spec("gemma-3-270m"))
+    with pytest.raises(ParameterError, match=r"takes no parameter 'threshhold' \(did you mean 'threshold'\?\); "
+                                             r"its parameters are prompt_template, threshold, .*top_windows") as bad:
+        FactCheckingEvaluator(model, threshhold=0.7)  # type: ignore[call-arg]
+    assert bad.value.name == "threshhold"
+    with pytest.raises(ParameterError, match="takes no parameter 'decompose'.*its parameters are prompt_template"):
+        RelevancyEvaluator(model, decompose=True)  # type: ignore[call-arg]
+    with pytest.raises(ParameterTypeError, match="'threshold' parameter of FactCheckingEvaluator must be float. "
+                                                 "Got '0.7' \\(str\\)"):
+        FactCheckingEvaluator(model, threshold="0.7")  # type: ignore[arg-type]
+    with pytest.raises(ParameterTypeError, match="'decompose' parameter"):
+        FactCheckingEvaluator.config_for(decompose="yes")  # type: ignore[typeddict-item]
+    # by name, the registry refuses the same, in the same words, built or not
+    for call in (lambda: build_evaluator("fact-checking", model, threshhold=0.7),
+                 lambda: evaluator_config("fact-checking-sentences", None, threshhold=0.7)):
+        with pytest.raises(ParameterError, match="FactCheckingEvaluator takes no parameter 'threshhold'"):
+            call()
+    with pytest.raises(ParameterError, match="RelevancyEvaluator takes no parameter 'window'"):
+        build_evaluator("relevancy", model, window=2)
 
 
 class _Scripted:
@@ -204,7 +254,7 @@ class _Scripted:
 
 
 def test_a_new_evaluator_is_one_registered_class(scripted_model):
-    @registered_as("test-only-politeness", task="politeness", replace=True)
+    @registered_as("test-only-politeness", task="politeness")
     class PolitenessEvaluator(YesNoEvaluator):
         default_name = "politeness"
         default_template = "Is this reply polite?\n{response}"
@@ -213,6 +263,13 @@ def test_a_new_evaluator_is_one_registered_class(scripted_model):
         def template_values(self, request):
             return {"response": request.response_content}
 
+    # the decorator only attaches the names: nothing is registered until the class is
+    assert "test-only-politeness" not in evaluator_names()
+    assert register_evaluator_class(PolitenessEvaluator) is PolitenessEvaluator
+    assert evaluator_names()[:6] == BUILTIN_NAMES and evaluator_names()[-1] == "test-only-politeness"
+    with pytest.raises(JudgelabError, match="already registered; pass replace=True"):
+        register_evaluator_class(PolitenessEvaluator)
+    assert register_evaluator_class(PolitenessEvaluator, replace=True) is PolitenessEvaluator
     model = _Scripted(scripted_model, {"Thank you kindly": 0.9, "Go away": 0.2})
     ev = build_evaluator("test-only-politeness", model, threshold=0.6)
     assert isinstance(ev, PolitenessEvaluator)
@@ -226,3 +283,82 @@ def test_a_new_evaluator_is_one_registered_class(scripted_model):
     assert evaluator_identity(ev) == config.identity(model.spec.spec_hash)
     assert evaluator_config("test-only-politeness+fenced", None) == build_evaluator(
         "test-only-politeness+fenced", model).config()
+    # its parameters are its base's, checked alike
+    with pytest.raises(ParameterError, match="PolitenessEvaluator takes no parameter 'treshold'"):
+        PolitenessEvaluator(model, treshold=0.6)  # type: ignore[call-arg]
+
+
+def test_an_undecorated_class_is_refused_with_what_to_do():
+    class Unnamed(YesNoEvaluator):
+        pass
+
+    with pytest.raises(JudgelabError, match="no evaluator names; decorate it with @registered_as"):
+        register_evaluator_class(Unnamed)
+
+
+def _docs_example() -> str:
+    """The worked example of docs/architecture.md ("Adding an evaluator"), as the page shows it."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Adding an evaluator", 1)[1].split("\n## ", 1)[0]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_docs_worked_example_is_a_user_module_that_registers_after_the_builtins(tmp_path, scripted_model):
+    source = _docs_example()
+    assert "class PolitenessEvaluator(YesNoEvaluator)" in source and "judgelab.evaluators._" not in source
+    path = tmp_path / "my_evaluators_docs_example.py"
+    path.write_text(source, encoding="utf-8")
+    before = evaluator_names()
+    spec = importlib.util.spec_from_file_location("my_evaluators_docs_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert evaluator_names() == (*before, "politeness")  # appended; no built-in moved
+    assert evaluator_names()[:6] == BUILTIN_NAMES
+    model = _Scripted(scripted_model, {"Thank you kindly": 0.9, "Go away": 0.2})
+    ev = build_evaluator("politeness", model)
+    assert isinstance(ev, module.PolitenessEvaluator) and ev.name == "politeness"
+    assert ev.evaluate(EvaluationRequest(user_text="", response_content="Thank you kindly")).passed
+    assert not ev.evaluate(EvaluationRequest(user_text="", response_content="Go away")).passed
+    assert registered_evaluator("politeness").description == "Is the reply polite?"
+    assert evaluator_config("politeness", None) == module.PolitenessEvaluator.config_for()
+
+
+def test_an_evaluator_in_a_users_own_module_registers_without_moving_a_builtin(tmp_path):
+    (tmp_path / "acme_judges.py").write_text(textwrap.dedent("""
+        from judgelab.evaluators import (EvaluationRequest, EvaluatorName, RelevancyEvaluator, YesNoEvaluator,
+                                         register_evaluator_class, registered_as)
+
+        @registered_as(EvaluatorName("aaa-tone", task="tone", default_for_task=True),
+                       EvaluatorName("aaa-tone-strict", task="tone", options={"threshold": 0.9}))
+        class ToneEvaluator(YesNoEvaluator):
+            default_name = "aaa-tone"
+            default_template = "Is the tone calm?\\n{response}"
+            required_placeholders = ("response",)
+
+            def template_values(self, request: EvaluationRequest) -> dict[str, str]:
+                return {"response": request.response_content}
+
+        register_evaluator_class(ToneEvaluator)
+
+        @register_evaluator_class
+        @registered_as("a-relevancy", task="relevancy")  # sorts before every built-in; a task default stays
+        class StrictRelevancy(RelevancyEvaluator):
+            default_template = RelevancyEvaluator.default_template + " Be strict."
+    """), encoding="utf-8")
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = [{str(ROOT / "src")!r}, {str(tmp_path)!r}]
+        import acme_judges  # the user's module first: the built-ins still come first, in their order
+        from judgelab.evaluators import default_evaluator_name, evaluator_config, evaluator_names, evaluator_tasks
+        print(",".join(evaluator_names()))
+        print(",".join(evaluator_tasks()))
+        print(default_evaluator_name("tone"), default_evaluator_name("relevancy"))
+        print(evaluator_config("aaa-tone-strict").threshold, evaluator_config("a-relevancy").kind.__name__)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    names, tasks, defaults, configs = out.stdout.strip().splitlines()
+    assert tuple(names.split(",")) == (*BUILTIN_NAMES, "aaa-tone", "aaa-tone-strict", "a-relevancy")
+    assert tasks.split(",") == ["fact-check", "relevancy", "tone"]
+    assert defaults == "aaa-tone relevancy"
+    assert configs == "0.9 StrictRelevancy"

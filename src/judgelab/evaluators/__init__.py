@@ -1,9 +1,11 @@
 """Spring AI's evaluation SPI and judgelab's evaluators."""
 
+from judgelab.evaluators._builtins import BUILTIN_EVALUATORS
 from judgelab.evaluators._chunking import chunk_text, split_sentences
 from judgelab.evaluators._criterion_types import CheckCriterion, ChoiceCriterion, Criterion, NoulCriterion, ScoreCriterion
 from judgelab.evaluators._decompose import DecompositionPlan, SentenceCheck, plan_checks
 from judgelab.evaluators._detail import JudgmentDetail, judgment_detail
+from judgelab.evaluators._ensembles import build_cascade, load_stage_models
 from judgelab.evaluators._evidence import content_words, evidence_windows
 from judgelab.evaluators._fence import FENCED_FACT_CHECK_TEMPLATE, FENCED_RELEVANCY_TEMPLATE, fenced
 from judgelab.evaluators._identity import EvaluatorIdentity, config_hash, evaluator_identity
@@ -33,6 +35,7 @@ from judgelab.evaluators._registry import (
     evaluator_names,
     evaluator_tasks,
     register_evaluator,
+    register_evaluator_class,
     registered_as,
     registered_evaluator,
 )
@@ -40,20 +43,21 @@ from judgelab.evaluators._rubric_presets import RUBRIC_PRESETS, Rubric, RubricIt
 from judgelab.evaluators._spi import BaseEvaluator, Document, EvaluationRequest, EvaluationResponse, Evaluator, evaluate_many
 from judgelab.evaluators._template_config import TemplateConfig
 from judgelab.evaluators._verdict import Finding, Outcome, Verdict
-from judgelab.evaluators._yesno import DecisionPolicy, ScoreCalibrator, YesNoEvaluator
+from judgelab.evaluators._yesno import DecisionPolicy, ScoreCalibrator, YesNoEvaluator, YesNoParameters
 from judgelab.evaluators.cascade import Cascade, CascadeBand
 from judgelab.evaluators.criteria import CriteriaEvaluator, request_state, verdict_score
 from judgelab.evaluators.criteria_judge import CriteriaJudge, CriteriaJudgeBuilder, make_state
-from judgelab.evaluators.fact_checking import BESPOKE_FACT_CHECK_TEMPLATE, DEFAULT_FACT_CHECK_TEMPLATE, MINICHECK_SYSTEM_PROMPT, FactCheckingEvaluator
+from judgelab.evaluators.fact_checking import (
+    BESPOKE_FACT_CHECK_TEMPLATE,
+    DEFAULT_FACT_CHECK_TEMPLATE,
+    MINICHECK_SYSTEM_PROMPT,
+    FactCheckingEvaluator,
+    FactCheckingParameters,
+)
 from judgelab.evaluators.jury import COMBINE_RULES, Jury, combine_scores
 from judgelab.evaluators.relevancy import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
 from judgelab.evaluators.rubric import RUBRIC_TEMPLATE, RUBRIC_TEMPLATE_NO_INPUTS, RubricEvaluator
 from judgelab.evaluators.self_refine import Attempt, RefineResult, SelfRefine
-
-# isort: split
-# Registration order is evaluator_names()' order (the CLI's lists, evaluator_tasks()): the yes/no evaluators
-# imported above register first, then the ensembles built from them. Import sorting must not move this line.
-from judgelab.evaluators._ensembles import build_cascade, load_stage_models  # registers cascade, jury
 
 __all__ = [
     "FitFigures",
@@ -112,6 +116,7 @@ __all__ = [
     "FENCED_FACT_CHECK_TEMPLATE",
     "FENCED_RELEVANCY_TEMPLATE",
     "FactCheckingEvaluator",
+    "FactCheckingParameters",
     "Finding",
     "JudgmentDetail",
     "MINICHECK_SYSTEM_PROMPT",
@@ -131,6 +136,8 @@ __all__ = [
     "TemplateConfig",
     "Verdict",
     "YesNoEvaluator",
+    "YesNoParameters",
+    "BUILTIN_EVALUATORS",
     "build_evaluator",
     "default_evaluator_name",
     "evaluate_many",
@@ -143,6 +150,7 @@ __all__ = [
     "fenced",
     "make_state",
     "register_evaluator",
+    "register_evaluator_class",
     "registered_as",
     "registered_evaluator",
     "request_state",

@@ -11,22 +11,32 @@ evaluator.
 
 Each entry builds from a loaded ``JudgeModel`` plus keyword options
 (``threshold``, ``calibrator``, ``policy``, ``prompt_template``...), so the
-server can pass a threshold and calibration can pass nothing. A template
-evaluator class registers itself where it is defined, with the class
-decorator ``registered_as`` (its names and what each presets); its entries
-then also say, from the model spec alone, what they would ask and how they
-would decide (``evaluator_config``: the class's ``config_for``, whose
-identity and template hash are the built evaluator's), so calibration, the
-server and MCP never build an evaluator only to read them. Any other
+server can pass a threshold and calibration can pass nothing; an entry that
+declares its options (a template class: its parameters' ``TypedDict``)
+refuses any other name with the declared ones listed. A template evaluator
+class is named where it is defined, with the class decorator
+``registered_as`` (its names and what each presets; the decorator only
+attaches them), and registered with ``register_evaluator_class``; its
+entries then also say, from the model spec alone, what they would ask and
+how they would decide (``evaluator_config``: the class's ``config_for``,
+whose identity and template hash are the built evaluator's), so calibration,
+the server and MCP never build an evaluator only to read them. Any other
 builder (an ensemble, a plugin function) registers with ``register_evaluator``.
+
+The built-in evaluators are one explicit, ordered tuple
+(``judgelab.evaluators._builtins.BUILTIN_EVALUATORS``), registered first, in
+that order, by ``install_builtins`` when ``judgelab.evaluators`` is imported
+(whatever order its modules are imported in); an evaluator a user registers
+from their own module comes after them, in registration order, and never
+moves a built-in.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import JudgelabError
@@ -45,16 +55,24 @@ __all__ = [
     "evaluator_config",
     "evaluator_names",
     "evaluator_tasks",
+    "install_builtins",
     "register_evaluator",
+    "register_evaluator_class",
     "registered_as",
     "registered_evaluator",
 ]
 
-EvaluatorBuilder = Callable[..., Evaluator]
-"""``build(model, **options) -> Evaluator``."""
 
-ConfigReader = Callable[..., TemplateConfig]
-"""``config(spec, **options) -> TemplateConfig``: what ``build(model, **options)`` asks, for a model with ``spec``."""
+class EvaluatorBuilder(Protocol):
+    """``build(model, **options) -> Evaluator``: the options are those a caller gives by name (checked by the builder)."""
+
+    def __call__(self, model: JudgeModel, /, **options: object) -> Evaluator: ...
+
+
+class ConfigReader(Protocol):
+    """``config(spec, **options) -> TemplateConfig``: what ``build(model, **options)`` asks, for a model with ``spec``."""
+
+    def __call__(self, spec: ModelSpec | None, /, **options: object) -> TemplateConfig: ...
 
 
 @dataclass(frozen=True)
@@ -65,7 +83,8 @@ class RegisteredEvaluator:
     ``relevancy``), or ``None`` for evaluators that answer other questions.
     ``config`` reads, from the model spec and the same options, the
     ``TemplateConfig`` the built evaluator would have; ``None`` when only
-    building tells (an ensemble: its stages' models).
+    building tells (an ensemble: its stages' models). ``default_for_task``
+    makes it the evaluator that scores ``task`` rows when none is named.
     """
 
     name: str
@@ -74,10 +93,41 @@ class RegisteredEvaluator:
     description: str = ""
     argument: str | None = None  # the option that ``NAME@ARG`` sets
     config: ConfigReader | None = None
+    default_for_task: bool = False
 
 
 _REGISTRY: dict[str, RegisteredEvaluator] = {}
 _TASK_DEFAULTS: dict[str, str] = {}
+
+
+def _store(entry: RegisteredEvaluator, *, replace: bool) -> RegisteredEvaluator:
+    """Add ``entry`` (a replaced name keeps its place); the built-ins are in first."""
+    name = entry.name
+    if not name or "+" in name or ":" in name or "@" in name:
+        raise JudgelabError(f"Evaluator name {name!r} must be non-empty and contain none of '+', ':', '@'.")
+    if name in _REGISTRY and not replace:
+        raise JudgelabError(f"An evaluator named {name!r} is already registered; pass replace=True to replace it.")
+    if entry.default_for_task and entry.task is None:
+        raise JudgelabError(f"Evaluator {name!r} cannot be a task default without a task.")
+    _REGISTRY[name] = entry
+    if entry.default_for_task and entry.task is not None:
+        _TASK_DEFAULTS[entry.task] = name
+    return entry
+
+
+def install_builtins(items: "Sequence[type[YesNoEvaluator] | RegisteredEvaluator]") -> None:
+    """Register the built-in evaluators (``_builtins.BUILTIN_EVALUATORS``), in their order, before any other entry.
+
+    ``_builtins`` calls it once, when ``judgelab.evaluators`` is imported; an entry registered
+    before (none is, in practice) keeps its place after them.
+    """
+    earlier, defaults = dict(_REGISTRY), dict(_TASK_DEFAULTS)
+    _REGISTRY.clear()
+    for item in items:
+        for entry in (class_entries(item) if isinstance(item, type) else (item,)):
+            _store(entry, replace=False)
+    _REGISTRY.update({name: entry for name, entry in earlier.items() if name not in _REGISTRY})
+    _TASK_DEFAULTS.update(defaults)
 
 
 def register_evaluator(
@@ -99,18 +149,8 @@ def register_evaluator(
     ``config(spec, **options)`` returns the built evaluator's ``TemplateConfig``
     without a model (see ``evaluator_config``).
     """
-    if not name or "+" in name or ":" in name or "@" in name:
-        raise JudgelabError(f"Evaluator name {name!r} must be non-empty and contain none of '+', ':', '@'.")
-    if name in _REGISTRY and not replace:
-        raise JudgelabError(f"An evaluator named {name!r} is already registered; pass replace=True to replace it.")
-    entry = RegisteredEvaluator(name=name, build=build, task=task, description=description, argument=argument,
-                                config=config)
-    _REGISTRY[name] = entry
-    if default_for_task:
-        if task is None:
-            raise JudgelabError(f"Evaluator {name!r} cannot be a task default without a task.")
-        _TASK_DEFAULTS[task] = name
-    return entry
+    return _store(RegisteredEvaluator(name=name, build=build, task=task, description=description, argument=argument,
+                                      config=config, default_for_task=default_for_task), replace=replace)
 
 
 def evaluator_tasks() -> tuple[str, ...]:
@@ -119,7 +159,7 @@ def evaluator_tasks() -> tuple[str, ...]:
 
 
 def evaluator_names() -> tuple[str, ...]:
-    """The registered names, in registration order."""
+    """The registered names: the built-ins in ``BUILTIN_EVALUATORS``' order, then the others in registration order."""
     return tuple(_REGISTRY)
 
 
@@ -155,10 +195,14 @@ def _split_name(name: str) -> tuple[str, bool]:
 def _import_builder(spec: str) -> EvaluatorBuilder:
     module, _, attr = spec.partition(":")
     try:
-        builder: EvaluatorBuilder = getattr(importlib.import_module(module), attr)
+        builder = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
         raise JudgelabError(f"Cannot load evaluator {spec!r}: {exc}. Give 'module:callable'.") from exc
-    return builder
+    if not callable(builder):
+        raise JudgelabError(f"Cannot load evaluator {spec!r}: {attr} is a {type(builder).__name__}, not a callable. "
+                            "Give 'module:callable' that takes the model.")
+    checked: EvaluatorBuilder = builder
+    return checked
 
 
 def _resolve(name: str | None, task: str | None, options: dict[str, object]
@@ -180,11 +224,14 @@ def _resolve(name: str | None, task: str | None, options: dict[str, object]
     return base, entry, options, fence
 
 
-def build_evaluator(name: str | None, model: JudgeModel, *, task: str | None = None, **options: Any) -> Evaluator:
+def build_evaluator(name: str | None, model: JudgeModel, *, task: str | None = None, **options: object) -> Evaluator:
     """Build the evaluator called ``name`` for ``model``.
 
     ``name`` may be ``None`` (the default for ``task``), a registered name,
-    ``NAME+fenced``, or ``module:callable``. ``options`` go to the builder.
+    ``NAME+fenced``, or ``module:callable``. ``options`` go to the builder;
+    a template class's entry checks them against its parameters' ``TypedDict``
+    (``ParameterError`` listing the declared names for any other). Typed code
+    that knows the class calls it instead: ``FactCheckingEvaluator(model, threshold=0.7)``.
     """
     base, entry, options, fence = _resolve(name, task, options)
     builder = _import_builder(base) if entry is None else entry.build
@@ -197,7 +244,7 @@ def build_evaluator(name: str | None, model: JudgeModel, *, task: str | None = N
 
 
 def evaluator_config(name: str | None, spec: ModelSpec | None = None, *, task: str | None = None,
-                     **options: Any) -> TemplateConfig | None:
+                     **options: object) -> TemplateConfig | None:
     """What ``build_evaluator(name, model, task=task, **options)`` would ask and how it would decide, unbuilt.
 
     Parameters
@@ -254,46 +301,69 @@ class EvaluatorName:
 
 C = TypeVar("C", bound="type[YesNoEvaluator]")
 
+_NAMES = "_judgelab_evaluator_names"  # the attribute registered_as sets on the class itself
+
 
 def registered_as(*names: str | EvaluatorName, task: str | None = None, description: str = "",
-                  default_for_task: bool = False, replace: bool = False) -> Callable[[C], C]:
-    """A class decorator: register a template evaluator class (``YesNoEvaluator``'s kind) under each of ``names``, in order.
+                  default_for_task: bool = False) -> Callable[[C], C]:
+    """A class decorator: name a template evaluator class (``YesNoEvaluator``'s kind) ``names``, in order.
 
-    A plain string takes ``task``, ``description`` and ``default_for_task``
-    from the keywords; an ``EvaluatorName`` says its own (and the options it
-    presets: ``fact-checking-sentences`` is ``FactCheckingEvaluator`` with
-    ``decompose=True``). Each name builds ``cls(model, **preset, **options)``
-    and reads its config, unbuilt, from ``cls.config_for(**preset, **options)``.
+    It only attaches the names; ``register_evaluator_class(cls)`` registers them (the built-in
+    classes are registered in ``BUILTIN_EVALUATORS``' order). A plain string takes ``task``,
+    ``description`` and ``default_for_task`` from the keywords; an ``EvaluatorName`` says its own
+    (and the options it presets: ``fact-checking-sentences`` is ``FactCheckingEvaluator`` with
+    ``decompose=True``). Each name builds ``cls(model, **preset, **options)`` and reads its config,
+    unbuilt, from ``cls.config_for(**preset, **options)``.
 
     Examples
     --------
     >>> @registered_as("strict-relevancy", task="relevancy")  # doctest: +SKIP
     ... class StrictRelevancy(RelevancyEvaluator):
     ...     default_template = "..."
+    >>> register_evaluator_class(StrictRelevancy)  # doctest: +SKIP
     """
     if not names:
         raise JudgelabError("registered_as needs at least one evaluator name.")
 
-    def register(cls: C) -> C:
-        for item in names:
-            named = item if isinstance(item, EvaluatorName) else EvaluatorName(
-                item, task=task, description=description, default_for_task=default_for_task)
-            register_evaluator(named.name, _builder(cls, named), task=named.task, description=named.description,
-                               default_for_task=named.default_for_task, replace=replace, config=_reader(cls, named))
+    def attach(cls: C) -> C:
+        setattr(cls, _NAMES, tuple(item if isinstance(item, EvaluatorName) else EvaluatorName(
+            item, task=task, description=description, default_for_task=default_for_task) for item in names))
         return cls
 
-    return register
+    return attach
+
+
+def class_entries(cls: "type[YesNoEvaluator]") -> tuple[RegisteredEvaluator, ...]:
+    """The registry entries of a class named by ``registered_as`` (its own names, not a base class's)."""
+    named: tuple[EvaluatorName, ...] | None = vars(cls).get(_NAMES)
+    if not named:
+        raise JudgelabError(f"{cls.__name__} has no evaluator names; decorate it with @registered_as(NAME, ...) "
+                            "before registering it.")
+    return tuple(RegisteredEvaluator(name=n.name, build=_builder(cls, n), task=n.task, description=n.description,
+                                     config=_reader(cls, n), default_for_task=n.default_for_task) for n in named)
+
+
+def register_evaluator_class(cls: C, *, replace: bool = False) -> C:
+    """Register the names ``registered_as`` gave ``cls``, after the built-ins; return ``cls``.
+
+    A user's evaluator, in the user's own module, registers this way (or with this as the outer
+    decorator); no built-in moves. Registering a taken name raises unless ``replace`` (a replaced
+    name keeps its place).
+    """
+    for entry in class_entries(cls):
+        _store(entry, replace=replace)
+    return cls
 
 
 def _builder(cls: "type[YesNoEvaluator]", named: EvaluatorName) -> EvaluatorBuilder:
-    def build(model: JudgeModel, **options: Any) -> Evaluator:
-        return cls(model, **{**named.preset(cls, getattr(model, "spec", None)), **options})
+    def build(model: JudgeModel, /, **options: object) -> Evaluator:
+        return cls(model, cls.checked_config({**named.preset(cls, getattr(model, "spec", None)), **options}))
 
     return build
 
 
 def _reader(cls: "type[YesNoEvaluator]", named: EvaluatorName) -> ConfigReader:
-    def config(spec: ModelSpec | None, **options: Any) -> TemplateConfig:
-        return cls.config_for(**{**named.preset(cls, spec), **options})
+    def config(spec: ModelSpec | None, /, **options: object) -> TemplateConfig:
+        return cls.checked_config({**named.preset(cls, spec), **options})
 
     return config

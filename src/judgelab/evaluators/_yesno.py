@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import typing
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Generic, TypeVar, overload
+from typing import Generic, TypedDict, TypeVar, Unpack, cast, overload
 
 import numpy as np
 
@@ -22,11 +23,12 @@ from judgelab.errors import ContextLengthError, ParameterError, ParameterTypeErr
 from judgelab.evaluators._chunking import chunk_text
 from judgelab.evaluators._detail import JudgmentDetail
 from judgelab.evaluators._identity import EvaluatorIdentity
+from judgelab.evaluators._keywords import check_keywords
 from judgelab.evaluators._spi import BaseEvaluator, EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._template_config import DecisionPolicy, ScoreCalibrator, TemplateConfig
 from judgelab.questions import NoulAnswer, PromptAnswer, ask_prompts
 
-__all__ = ["DecisionPolicy", "ScoreCalibrator", "YesNoEvaluator", "check_placeholders", "fill_template"]
+__all__ = ["DecisionPolicy", "ScoreCalibrator", "YesNoEvaluator", "YesNoParameters", "check_placeholders", "fill_template"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Tokens kept free besides template and evidence: the BOS and rounding when
@@ -75,17 +77,71 @@ class _Setting(Generic[T]):
         return value
 
     def __set__(self, evaluator: "YesNoEvaluator", value: T) -> None:
-        change: dict[str, Any] = {self.field: value}
-        evaluator.settings = dataclasses.replace(evaluator.settings, **change)
+        evaluator.settings = dataclasses.replace(evaluator.settings, **{self.field: value})  # type: ignore[arg-type]
+
+
+class YesNoParameters(TypedDict, total=False):
+    """The keyword parameters of a template evaluator, declared once.
+
+    ``YesNoEvaluator(model, **parameters)`` and ``YesNoEvaluator.config_for(**parameters)`` take them
+    (``Unpack[YesNoParameters]``), so mypy refuses a misspelled or mistyped one, and both check them at
+    run time against this declaration (``ParameterError`` naming the declared ones). A subclass that
+    adds parameters declares a ``TypedDict`` that extends this one (``FactCheckingParameters``).
+
+    Attributes
+    ----------
+    prompt_template
+        The template; default the class's ``default_template``. Must hold its required placeholders.
+    threshold
+        Pass when the (calibrated) score reaches it; in [0, 1], default 0.5.
+    system
+        The system prompt; default ``None`` (the model spec's).
+    labels
+        The (yes, no) label words; default ``("Yes", "No")``.
+    calibrator
+        A fitted calibrator applied to the raw score; default ``None``.
+    policy, abstain_passes
+        A calibrated pass/fail/abstain policy that decides instead of the threshold, and whether an
+        ABSTAIN passes; default ``None`` and ``False``.
+    name
+        The evaluator's name; default the class's ``default_name``.
+    """
+
+    prompt_template: str | None
+    threshold: float
+    system: str | None
+    labels: tuple[str, str]
+    calibrator: ScoreCalibrator | None
+    policy: DecisionPolicy | None
+    abstain_passes: bool
+    name: str | None
+
+
+_DECLARATIONS: dict[type, type] = {}
+
+
+def _declaration(cls: "type[YesNoEvaluator]") -> type:
+    """The keyword ``TypedDict`` of ``cls``: what its ``config_for`` takes as ``**parameters: Unpack[...]``."""
+    if cls in _DECLARATIONS:
+        return _DECLARATIONS[cls]
+    hint = typing.get_type_hints(cls.config_for).get("parameters")
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is not Unpack or not args:
+        raise TemplateError(f"{cls.__name__}.config_for must take **parameters: Unpack[a TypedDict of its parameters] "
+                            "(as YesNoEvaluator.config_for does).")
+    declared: type = args[0]
+    _DECLARATIONS[cls] = declared
+    return declared
 
 
 class YesNoEvaluator(BaseEvaluator):
     """Base of evaluators that ask one yes/no question from a template.
 
     Its parameters are one frozen ``TemplateConfig`` (``settings``), given
-    as ``config`` or built from keyword parameters by ``config_for`` (the one
-    place they are declared): ``cls(model, threshold=0.7)`` is
-    ``cls(model, cls.config_for(threshold=0.7))``. ``name``,
+    as ``config`` or built from the keyword parameters that ``YesNoParameters``
+    declares (a subclass's own ``TypedDict`` when it adds some) by ``config_for``:
+    ``cls(model, threshold=0.7)`` is ``cls(model, cls.config_for(threshold=0.7))``,
+    and a misspelled or mistyped keyword fails in mypy and at construction. ``name``,
     ``prompt_template``, ``threshold``, ``system``, ``labels``, ``calibrator``,
     ``policy`` and ``abstain_passes`` read that config.
 
@@ -111,20 +167,25 @@ class YesNoEvaluator(BaseEvaluator):
     policy = _Setting[DecisionPolicy | None]("policy")
     abstain_passes = _Setting[bool]("abstain_passes")
 
-    def __init__(self, model: JudgeModel, config: TemplateConfig | None = None, /, **parameters: Any) -> None:
+    def __init__(self, model: JudgeModel, config: TemplateConfig | None = None, /,
+                 **parameters: Unpack[YesNoParameters]) -> None:
         """Judge with ``model``, as ``config`` says or as ``config_for(**parameters)`` says.
 
         Raises
         ------
         ParameterError
-            When both a config and parameters are given, or the config is another class's.
+            When a parameter is not declared (the message lists those that are), both a config
+            and parameters are given, or the config is another class's.
         ParameterTypeError
-            When ``config`` is not a ``TemplateConfig``.
+            When ``config`` is not a ``TemplateConfig``, or a parameter is not of its declared type.
         PolicyMismatchError
             When the config's policy was calibrated for another model spec or template.
         """
+        self._start(model, config, parameters)
+
+    def _start(self, model: JudgeModel, config: TemplateConfig | None, parameters: Mapping[str, object]) -> None:
         if config is None:
-            config = self.config_for(**parameters)
+            config = self.checked_config(parameters)
         elif not isinstance(config, TemplateConfig):
             raise ParameterTypeError(f"{type(self).__name__}(model, config): config must be a TemplateConfig, got "
                                      f"{type(config).__name__}; pass a template as prompt_template=...")
@@ -141,39 +202,52 @@ class YesNoEvaluator(BaseEvaluator):
             self.set_policy(config.policy, abstain_passes=config.abstain_passes)
 
     @classmethod
-    def config_for(
-        cls,
-        prompt_template: str | None = None,
-        threshold: float = 0.5,
-        *,
-        system: str | None = None,
-        labels: tuple[str, str] = ("Yes", "No"),
-        calibrator: ScoreCalibrator | None = None,
-        policy: DecisionPolicy | None = None,
-        abstain_passes: bool = False,
-        name: str | None = None,
-    ) -> TemplateConfig:
-        """The ``TemplateConfig`` of ``cls(model, ...)`` with these parameters, checked as the constructor checks them.
+    def config_for(cls, **parameters: Unpack[YesNoParameters]) -> TemplateConfig:
+        """The ``TemplateConfig`` of ``cls(model, **parameters)``, checked as the constructor checks them.
 
         Needs no model: what an evaluator asks and how it decides do not
         depend on the model (``policy`` and ``abstain_passes`` are kept and
         change neither identity nor template hash; the policy is checked
-        against the model when the evaluator is built). ``name`` defaults to
-        the class's ``default_name``.
+        against the model when the evaluator is built). The parameters and
+        their defaults are ``YesNoParameters``'.
 
         Raises
         ------
         ParameterError
-            When ``threshold`` is not in [0, 1].
+            When a parameter is not declared, or ``threshold`` is not in [0, 1].
+        ParameterTypeError
+            When a parameter is not of its declared type.
         TemplateError
             When ``prompt_template`` lacks a required placeholder.
         """
-        check_parameter(isinstance(threshold, (int, float)) and 0.0 <= threshold <= 1.0, "threshold",
-                        cls.__name__, "a number in [0, 1]", threshold)
-        prompt_template = prompt_template or cls.default_template
+        return cls.checked_config(parameters)
+
+    @classmethod
+    def parameter_declaration(cls) -> type:
+        """The ``TypedDict`` that declares this class's keyword parameters (``YesNoParameters`` or an extension)."""
+        return _declaration(cls)
+
+    @classmethod
+    def checked_config(cls, parameters: Mapping[str, object]) -> TemplateConfig:
+        """``config_for`` from a mapping whose names and types are not known to mypy (an evaluator built by name).
+
+        The names and types are checked against ``parameter_declaration()`` first, so this is exactly
+        ``config_for(**parameters)``, with the same errors.
+        """
+        check_keywords(cls.__name__, parameters, _declaration(cls))
+        return cls.make_config(cast(YesNoParameters, parameters))
+
+    @classmethod
+    def make_config(cls, parameters: YesNoParameters) -> TemplateConfig:
+        """Build the config from checked parameters (a subclass that declares more reads them here)."""
+        threshold = parameters.get("threshold", 0.5)
+        check_parameter(0.0 <= threshold <= 1.0, "threshold", cls.__name__, "a number in [0, 1]", threshold)
+        prompt_template = parameters.get("prompt_template") or cls.default_template
         check_placeholders(prompt_template, cls.required_placeholders, evaluator=cls.__name__)
-        return TemplateConfig(cls, name or cls.default_name, prompt_template, system, tuple(labels), threshold,
-                              calibrator, policy=policy, abstain_passes=abstain_passes)
+        return TemplateConfig(cls, parameters.get("name") or cls.default_name, prompt_template,
+                              parameters.get("system"), tuple(parameters.get("labels", ("Yes", "No"))), threshold,
+                              parameters.get("calibrator"), policy=parameters.get("policy"),
+                              abstain_passes=parameters.get("abstain_passes", False))
 
     def config(self) -> TemplateConfig:
         """What this evaluator asks and how it decides, as it is now (a fenced copy's fenced template included)."""

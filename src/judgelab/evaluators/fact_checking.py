@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import Any
+from typing import Unpack, cast
 
 from judgelab.engine import JudgeModel
 from judgelab.errors import check_parameter
@@ -12,11 +12,11 @@ from judgelab.evaluators._decompose import DecompositionPlan, combine_checks, pl
 from judgelab.evaluators._registry import EvaluatorName, registered_as
 from judgelab.evaluators._spi import EvaluationRequest, EvaluationResponse
 from judgelab.evaluators._template_config import TemplateConfig
-from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator
+from judgelab.evaluators._yesno import ScoreCalibrator, YesNoEvaluator, YesNoParameters
 from judgelab.questions import ask_prompts
 from judgelab.specs import ModelSpec
 
-__all__ = ["FactCheckingEvaluator", "DEFAULT_FACT_CHECK_TEMPLATE", "BESPOKE_FACT_CHECK_TEMPLATE", "MINICHECK_SYSTEM_PROMPT"]
+__all__ = ["FactCheckingEvaluator", "FactCheckingParameters", "DEFAULT_FACT_CHECK_TEMPLATE", "BESPOKE_FACT_CHECK_TEMPLATE", "MINICHECK_SYSTEM_PROMPT"]
 
 # Spring AI's FactCheckingEvaluator default text (its "\\n" escapes written as newlines).
 DEFAULT_FACT_CHECK_TEMPLATE = (
@@ -41,6 +41,23 @@ def _check_decomposition(window: int, top_windows: int) -> None:
     check_parameter(isinstance(window, int) and window >= 1, "window", "FactCheckingEvaluator", "an int >= 1", window)
     check_parameter(isinstance(top_windows, int) and top_windows >= 1, "top_windows", "FactCheckingEvaluator",
                     "an int >= 1", top_windows)
+
+
+class FactCheckingParameters(YesNoParameters, total=False):
+    """``FactCheckingEvaluator``'s keyword parameters: ``YesNoParameters``' and the decomposition's.
+
+    Attributes
+    ----------
+    decompose
+        Check the claim sentence by sentence (default ``False``); names the evaluator
+        ``fact-checking-sentences`` unless ``name`` says otherwise.
+    window, top_windows
+        Window length in document sentences, and windows per claim sentence (ints >= 1, default 3 and 3).
+    """
+
+    decompose: bool
+    window: int
+    top_windows: int
 
 
 def _bespoke_options(spec: ModelSpec | None) -> dict[str, str]:
@@ -85,7 +102,8 @@ class FactCheckingEvaluator(YesNoEvaluator):
         A loaded ``JudgeModel``.
     config
         A ``TemplateConfig`` from ``config_for``; or, instead, the keyword
-        parameters below (``config_for``'s, where they are declared).
+        parameters below (declared once, in ``FactCheckingParameters``: a misspelled
+        or mistyped one fails in mypy and at construction).
     prompt_template
         Must contain ``{document}`` and ``{claim}``; defaults to Spring AI's text.
     threshold
@@ -113,18 +131,27 @@ class FactCheckingEvaluator(YesNoEvaluator):
     pass_word = "supported"
     fail_word = "not supported"
 
-    @classmethod
-    def config_for(cls, prompt_template: str | None = None, threshold: float = 0.5, *, decompose: bool = False,
-                   window: int = 3, top_windows: int = 3, name: str | None = None,
-                   **parameters: Any) -> TemplateConfig:
-        """The ``TemplateConfig`` of ``cls(model, ...)`` with these parameters, without a model (checked alike).
+    def __init__(self, model: JudgeModel, config: TemplateConfig | None = None, /,
+                 **parameters: Unpack[FactCheckingParameters]) -> None:
+        self._start(model, config, parameters)
 
-        ``decompose`` names it ``fact-checking-sentences`` unless ``name`` says otherwise.
-        """
+    @classmethod
+    def config_for(cls, **parameters: Unpack[FactCheckingParameters]) -> TemplateConfig:
+        """The ``TemplateConfig`` of ``cls(model, **parameters)``, without a model (checked alike)."""
+        return cls.checked_config(parameters)
+
+    @classmethod
+    def make_config(cls, parameters: YesNoParameters) -> TemplateConfig:
+        """``YesNoEvaluator``'s config, with ``(window, top_windows)`` when ``decompose``."""
+        mine = cast(FactCheckingParameters, parameters)  # checked against FactCheckingParameters by checked_config
+        window, top_windows = mine.get("window", 3), mine.get("top_windows", 3)
         _check_decomposition(window, top_windows)
+        decompose = mine.get("decompose", False)
+        base: YesNoParameters = {k: v for k, v in mine.items()  # type: ignore[assignment]
+                                 if k not in ("decompose", "window", "top_windows")}
         if decompose:
-            name = name or "fact-checking-sentences"
-        config = super().config_for(prompt_template, threshold, name=name, **parameters)
+            base["name"] = mine.get("name") or "fact-checking-sentences"
+        config = super().make_config(base)
         return dataclasses.replace(config, decomposition=(window, top_windows)) if decompose else config
 
     @classmethod
@@ -132,8 +159,8 @@ class FactCheckingEvaluator(YesNoEvaluator):
                        calibrator: ScoreCalibrator | None = None) -> TemplateConfig:
         """The ``TemplateConfig`` of ``for_bespoke_minicheck`` on a model with ``spec`` (``None``: no spec), without a model."""
         options = _bespoke_options(spec)
-        return cls.config_for(options["prompt_template"], threshold, name=options["name"], system=options["system"],
-                              calibrator=calibrator)
+        return cls.config_for(prompt_template=options["prompt_template"], threshold=threshold, name=options["name"],
+                              system=options["system"], calibrator=calibrator)
 
     @classmethod
     def for_bespoke_minicheck(cls, model: JudgeModel, threshold: float = 0.5, *,
