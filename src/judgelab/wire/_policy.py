@@ -32,14 +32,9 @@ __all__ = [
 class BoundPolicy(Protocol):
     """What binding reads of a policy (``judgelab.calibration.Policy``)."""
 
-    @property
-    def task(self) -> str: ...
-
-    @property
-    def spec_hash(self) -> str | None: ...
-
-    @property
-    def template_hash(self) -> str | None: ...
+    task: str
+    spec_hash: str | None
+    template_hash: str | None
 
     def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
 
