@@ -12,7 +12,6 @@ import ctypes
 import logging
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from judgelab.errors import JudgelabError
 
@@ -24,7 +23,7 @@ log = logging.getLogger(__name__)
 class LoraHandle:
     """A loaded adapter; kept alive as long as the context that uses it."""
 
-    def __init__(self, llama_cpp: ModuleType, adapter: Any, path: Path, scale: float) -> None:
+    def __init__(self, llama_cpp: ModuleType, adapter: object, path: Path, scale: float) -> None:
         self._ll = llama_cpp
         self.adapter = adapter
         self.path = path
@@ -41,7 +40,7 @@ class LoraHandle:
         self.adapter = None
 
 
-def attach_lora(llama_cpp: ModuleType, model: Any, ctx: Any, path: str | Path, scale: float) -> LoraHandle:
+def attach_lora(llama_cpp: ModuleType, model: object, ctx: object, path: str | Path, scale: float) -> LoraHandle:
     """Load the adapter at ``path`` for ``model`` and apply it to ``ctx`` with ``scale``.
 
     Raises

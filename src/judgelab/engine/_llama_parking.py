@@ -31,7 +31,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 from judgelab.engine._schedule import common_prefix
 
@@ -46,7 +45,7 @@ class Park:
 
     tokens: list[int]
     clean: int
-    state: Any  # a ctypes byte array from llama_state_seq_get_data
+    state: ctypes.Array[ctypes.c_uint8]  # the bytes llama_state_seq_get_data wrote
 
 
 class Parking:
@@ -66,7 +65,7 @@ class Parking:
         The most tokens parked in all (the cache's cells: host memory for one full cache).
     """
 
-    def __init__(self, ll: ModuleType, context: Callable[[], Any], memory: Callable[[], Any], slots: int,
+    def __init__(self, ll: ModuleType, context: Callable[[], object], memory: Callable[[], object], slots: int,
                  capacity: int) -> None:
         self._ll = ll
         self._context = context

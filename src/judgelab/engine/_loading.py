@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import importlib
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,7 +118,7 @@ def _build_transformers(spec: ModelSpec, weights: Path | str, options: dict[str,
     return TransformersBackend(TransformersConfig(model=str(weights), **options))
 
 
-def _load_remote(spec: ModelSpec, backend: str, options: dict[str, Any]) -> BackendJudgeModel:
+def _load_remote(spec: ModelSpec, backend: str, options: Mapping[str, object]) -> BackendJudgeModel:
     """A spec with a ``[remote]`` table is asked over HTTP whatever ``backend`` says (the CLI's default)."""
     if backend not in ("remote", "llama_cpp"):
         log.warning("model %s is a remote judge; ignoring backend=%r", spec.id, backend)

@@ -24,7 +24,7 @@ import inspect
 import logging
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -86,7 +86,7 @@ class TransformersBackend:
 
         source = resolve_source(config)
         self.source = source
-        kwargs: dict[str, Any] = {"dtype": self.dtype}
+        kwargs: dict[str, object] = {"dtype": self.dtype}
         if config.attn_implementation:
             kwargs["attn_implementation"] = config.attn_implementation
         if config.device == "auto" and device == "cuda":

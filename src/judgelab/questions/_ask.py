@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import Generic, Protocol, TypeVar, overload
 
 from judgelab.engine import Judgment
 from judgelab.errors import JudgelabError, LabelError, QuestionError
@@ -304,7 +304,7 @@ def _answer_group(
     model: QuestionModel,
     labels: tuple[str, ...],
     members: list[Member],
-    results: list[Any],
+    results: list[Answer | JudgelabError | None],
 ) -> None:
     """Answer one engine call's questions into ``results``; a failed batch is retried one by one."""
     prompts = [p.prompt for _, p in members]

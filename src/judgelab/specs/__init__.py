@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -219,7 +219,7 @@ class ModelSpec(_Strict):
     def spec_hash(self) -> str:
         """sha256 of the spec's content, for run records."""
         # a spec without an adapter hashes as before the [adapter] table existed
-        skip: dict[str, Any] = {"source_path": True, "licence": True, "weights": {"__all__": {"sha256"}}}
+        skip: dict[str, bool | set[str] | dict[str, set[str]]] = {"source_path": True, "licence": True, "weights": {"__all__": {"sha256"}}}
         if not self.adapter:
             skip["adapter"] = True
         # a remote judge is what it is asked, not how often or how patiently

@@ -21,6 +21,7 @@ from judgelab.testing._options import Settings
 if TYPE_CHECKING:  # the plugin imports no model, nor the engine, until a test asks for the judge
     import pytest
 
+    from judgelab.calibration import Policy
     from judgelab.engine import JudgeModel, LazyModel
     from judgelab.evaluators import EvaluationRequest, EvaluationResponse, Evaluator
 
@@ -111,7 +112,7 @@ class JudgeSession:
         self.stats = CheckStats()
         self.item: pytest.Item | None = None  # the test running now (its user_properties take the records)
         self._lazy: LazyModel | None = None  # made on first use
-        self._policy: Any = None  # a judgelab.calibration.Policy (frozen: not yet a wire.BoundPolicy to mypy)
+        self._policy: Policy | None = None
         self.policy_names: list[str] = []
 
     @property
@@ -138,7 +139,7 @@ class JudgeSession:
         return self._lazy.load()
 
     @property
-    def policy(self) -> Any:
+    def policy(self) -> Policy | None:
         """The ``--judgelab-policy`` policy, read on first use, or ``None``."""
         if self._policy is None and self.settings.policy is not None:
             from judgelab.calibration import load_policy

@@ -32,9 +32,14 @@ __all__ = [
 class BoundPolicy(Protocol):
     """What binding reads of a policy (``judgelab.calibration.Policy``)."""
 
-    task: str
-    spec_hash: str | None
-    template_hash: str | None
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def spec_hash(self) -> str | None: ...
+
+    @property
+    def template_hash(self) -> str | None: ...
 
     def check(self, *, spec_hash: str | None, template_hash: str | None, where: str = ...) -> None: ...
 

@@ -42,8 +42,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.evaluators import content_words, evaluator_config, plan_checks
@@ -64,7 +63,7 @@ def _default_plan() -> tuple[int, int]:
     return config.decomposition
 
 
-def _edited_text(meta: dict[str, Any]) -> str | None:
+def _edited_text(meta: Mapping[str, object]) -> str | None:
     for key in EDIT_FIELDS:
         value = meta.get(key)
         if value is not None and str(value).strip():
