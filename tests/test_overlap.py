@@ -8,7 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.calibration import Exclusion, LabelledRow, OverlapIndex, OverlapOptions, deletion_pairs, overlap_report, resolve_set, write_rows
+from judgelab.calibration import (
+    Exclusion,
+    LabelledRow,
+    OverlapIndex,
+    OverlapOptions,
+    deletion_pairs,
+    load_rows,
+    overlap_groups,
+    overlap_report,
+    resolve_set,
+    write_rows,
+)
+from judgelab.calibration.data import normalise_text
 from judgelab.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,6 +135,41 @@ def test_sets_overlap_command(tmp_path, capsys):
     assert main(["sets", "overlap", str(evaluation), "--against", str(train), "--fail"]) == 1
     write_rows([row("t2", "An unrelated document about the weather in the mountains this week.", "It snowed.")], train)
     assert main(["sets", "overlap", str(evaluation), "--against", str(train), "--fail"]) == 0
+
+
+def test_sets_overlap_out_lists_every_pair_and_clean_out_the_clean_rows(tmp_path, capsys):
+    """More than the five example pairs a kind keeps: --out holds every pair, --clean-out the rows to keep."""
+    sentences = [s.strip() + "." for s in ARTICLE.split(".") if s.strip()]
+    evaluation = [row(f"e{i}", f"{sentences[i % len(sentences)]} Unique tail number {i} for this row only.", f"Claim number {i} about it.")
+                  for i in range(12)]
+    evaluation.append(row("clean-1", OTHER_ARTICLE, "The harbour will be dredged next summer."))
+    train = [row("t1", ARTICLE, "The council approved the new budget on Tuesday.")]
+    ev_path, train_path = tmp_path / "eval.jsonl", tmp_path / "train.jsonl"
+    write_rows(evaluation, ev_path)
+    write_rows(train, train_path)
+    out, clean = tmp_path / "overlap.json", tmp_path / "clean.jsonl"
+    assert main(["sets", "overlap", str(ev_path), "--against", str(train_path), "--out", str(out), "--clean-out", str(clean)]) == 0
+    found = json.loads(out.read_text())
+    assert len(found["by_source"][str(train_path)]["sentence"]["first"]) == 5
+    pairs = found["pairs"]
+    assert len(pairs) == 12 and {p["evaluation_id"] for p in pairs} == {f"e{i}" for i in range(12)}
+    assert all(p["training_id"] == "t1" and p["kind"] == "sentence" and p["training_set"] == str(train_path) for p in pairs)
+    assert all(p["shared"] and p["shared"] in {normalise_text(s) for s in sentences} for p in pairs)
+    assert [r.id for r in load_rows(clean).rows] == ["clean-1"]
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_overlap_groups_join_rows_that_share_text_directly_or_through_others():
+    a = row("a", ARTICLE, "The mayor praised the compromise.")
+    b = row("b", ARTICLE, "Road repairs were postponed.")  # same document as a
+    c = row("c", OTHER_ARTICLE, "Spending on libraries will rise by four percent next year, the treasurer said in a statement.")
+    d = row("d", "Spending on libraries will rise by four percent next year, the treasurer said in a statement.",
+            "Ferry tickets cost the same.")  # c's claim is a sentence of d's document; d shares nothing with a or b directly
+    e = row("e", "A quiet street with two old oak trees and a small bakery on the corner.", "There is a bakery.")
+    groups = [[r.id for r in g] for g in overlap_groups([a, b, c, d, e])]
+    assert sorted(groups) == [["a", "b", "c", "d"], ["e"]], groups
+    with pytest.raises(ValueError, match="not unique"):
+        overlap_groups([a, a])
 
 
 def _train_script():

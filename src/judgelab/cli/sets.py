@@ -39,10 +39,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "document, the claim, a sentence of at least --min-sentence-chars normalised characters, or a "
                     "near-duplicate document (word-shingle Jaccard >= --near-duplicate). EVAL and TRAIN are any "
                     "--set of calibrate (a JSONL file, KIND:PATH, GENERATOR:SET with d2c, num, swap or partial). "
-                    "Prints counts by kind and by set with the first pairs, writes --out JSON; exit 1 with --fail when any row overlaps.")
+                    "Prints counts by kind and by set with the first pairs; --out writes every pair as JSON (evaluation id, training "
+                    "set and id, kind, the shared text), --clean-out the rows of EVAL that overlap nothing; exit 1 with "
+                    "--fail when any row overlaps.")
     ov.add_argument("evaluation", metavar="EVAL")
     ov.add_argument("--against", nargs="+", required=True, metavar="TRAIN", help="the training sets or pools")
-    ov.add_argument("--out", help="write the findings as JSON to this file")
+    ov.add_argument("--out", help="write the findings, every overlapping pair included, as JSON to this file")
+    ov.add_argument("--clean-out", metavar="JSONL", help="write the rows of EVAL that overlap no training row to this file")
     ov.add_argument("--fail", action="store_true", help="exit 1 when any evaluation row overlaps a training row")
     ov.add_argument("--min-sentence-chars", type=int, default=60, help="shortest shared sentence that counts (60)")
     ov.add_argument("--min-claim-chars", type=int, default=20, help="shortest repeated claim that counts (20)")
@@ -121,7 +124,7 @@ def run_overlap(args: argparse.Namespace) -> int:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from judgelab.calibration import LabelledRow, OverlapOptions, overlap_report, resolve_set
+    from judgelab.calibration import LabelledRow, OverlapOptions, overlap_report, resolve_set, write_rows
 
     options = OverlapOptions(min_sentence_chars=args.min_sentence_chars, min_claim_chars=args.min_claim_chars,
                              near_duplicate=args.near_duplicate)
@@ -146,7 +149,11 @@ def run_overlap(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}")
+        print(f"wrote {args.out}: {len(report.pairs)} overlapping pair(s)")
+    if args.clean_out:
+        clean = report.clean_rows(evaluation)
+        write_rows(clean, args.clean_out)
+        print(f"wrote {args.clean_out}: the {len(clean)} of {report.n_rows} rows of {desc} that overlap no training row")
     if args.fail and not report.clean:
         print(f"contaminated: {report.n_contaminated} row(s) of {desc} overlap a training row (--fail)")
         return 1

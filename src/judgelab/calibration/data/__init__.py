@@ -8,7 +8,7 @@ The first step of the flow: nothing here scores or analyses; every other sub-pac
 and records from here.
 """
 
-from judgelab.calibration.data._contamination import Exclusion, OverlapReport, overlap_report
+from judgelab.calibration.data._contamination import Exclusion, OverlapPair, OverlapReport, overlap_groups, overlap_report
 from judgelab.calibration.data._corrections import (
     CORRECTIONS_FILE,
     AppliedCorrections,
@@ -91,6 +91,7 @@ __all__ = [
     "OverlapKind",
     "OverlapMatch",
     "OverlapOptions",
+    "OverlapPair",
     "OverlapReport",
     "PARTS",
     "RowChanges",
@@ -130,6 +131,7 @@ __all__ = [
     "judge_values",
     "load_rows",
     "normalise_text",
+    "overlap_groups",
     "overlap_report",
     "read_metrics",
     "read_scores",
