@@ -7,20 +7,27 @@ kept as they are. Added, from sets in ``../shared/data`` whose text may be redis
 (``../shared/data/PROVENANCE.md``, "Licences"; attribution in ``calibration/ATTRIBUTION.md``),
 fact-check rows whose documents are what users judge:
 
-- BEGIN (CMU-DoG and WoW: CC BY 4.0; TopicalChat: CDLA-Sharing-1.0): 100 knowledge passages, each
-  with one attributable and one not attributable dialogue response chosen at random: every passage
-  of CMU-DoG (30) and TopicalChat (20) that has both (about 175 and 257 words), and 50 of WoW's
-  (about 21 words): 200 rows;
-- FactCG CG2C (MIT): 75 grounded and 75 ungrounded claims, one row per claim: 150 rows;
+- BEGIN, the CMU-DoG and Wizard of Wikipedia parts (annotations CC BY 4.0; the knowledge passages are
+  Wikipedia text, CC BY-SA 3.0): knowledge passages, each with one attributable and one not
+  attributable dialogue response chosen at random. CMU-DoG: every passage that has both (30, about
+  175 words) but those holding a "critical response" section, which quotes Rotten Tomatoes (13);
+  WoW: 50 passages of about 21 words. 134 rows;
 - MNLI and FEVER-NLI, binary (DocNLI; text CC BY-SA 3.0): 76 balanced rows each.
 
-(Until 2026-12-02 the first 200 rows were FIB's news summaries; the articles are the publishers'
-text, which the package may not redistribute, so they were replaced.) Every row carries its text's
-``licence``; every added row keeps its source id in ``meta.source``; rows of one unit (a passage's
-responses, a claim and its FactCG twin) stay in one split (``dev`` or ``test``, half the units
-each). ``benchmarks/train_default_judge.py`` passes this file to ``--exclude``, so no training row
-shares a row, document, claim, long sentence or near-duplicate document with it (``judgelab sets
-overlap calibration/starter.jsonl --against ...`` checks that).
+Dropped, their draws still made so that every other row stays the one earlier starters held (and
+with it the split order): FIB's news summaries (until 2026-12-02), and, since 2026-12-07, FactCG
+CG2C's 150 claims (its documents are news and web articles), BEGIN TopicalChat's 40 responses
+(its knowledge includes Washington Post articles) and the 26 CMU-DoG responses above. That text is
+its publishers', which the package may not redistribute.
+
+Every row carries its text's ``licence``; every added row keeps its source id in ``meta.source``.
+Units (a passage's responses, one NLI row) are assigned to ``dev`` or ``test`` alternately in a
+seeded order; then every group of rows that share text (``judgelab.calibration.overlap_groups``: a
+row, document, claim, long sentence or near-duplicate document, directly or through other rows) that
+the alternation split across both is moved whole to the split most of its rows were in, so that the
+splits share nothing (``tests/test_starter_set.py`` checks it with ``judgelab sets overlap``).
+``benchmarks/train_default_judge.py`` passes this file to ``--exclude``, so no training row shares a
+row, document, claim, long sentence or near-duplicate document with it.
 """
 
 from __future__ import annotations
@@ -46,10 +53,8 @@ def _by_document(rows):
 
 #: The licence of each added group's text (SPDX ids; PROVENANCE.md's "Licences").
 LICENCES = {
-    "begin-cmu": "CC-BY-4.0",
-    "begin-tc": "CDLA-Sharing-1.0",
-    "begin-wow": "CC-BY-4.0",
-    "factcg": "MIT",
+    "begin-cmu": "CC-BY-SA-3.0",  # Wikipedia plot text; the dialogue responses are CC BY 4.0
+    "begin-wow": "CC-BY-SA-3.0",  # Wikipedia sentences; the dialogue responses are CC BY 4.0
     "mnli": "CC-BY-SA-3.0",
     "fever-nli": "CC-BY-SA-3.0",
 }
@@ -85,10 +90,50 @@ def _balanced_groups(rows, rng, per_label):
     return out
 
 
+def _redistributable(unit):
+    """Whether the package may ship this unit's text: not FactCG's or TopicalChat's articles, no review quotes."""
+    group = unit[0].group
+    if group in ("factcg", "begin-tc"):
+        return False
+    return not (group == "begin-cmu" and "critical response" in unit[0].documents[0])
+
+
+def _splits_by_overlap_group(rows):
+    """``rows`` with every overlap group in one split: the split most of its rows hold (ties: the first row's)."""
+    from judgelab.calibration import overlap_groups
+
+    split_of = {}
+    for group in overlap_groups(rows):
+        splits = [r.split for r in group]
+        split_of.update((r.id, max(dict.fromkeys(splits), key=splits.count)) for r in group)
+    moved = sum(1 for r in rows if split_of[r.id] != r.split)
+    return [r if split_of[r.id] == r.split else r.model_copy(update={"split": split_of[r.id]}) for r in rows], moved
+
+
+#: The headline test's rows per group (label 1 and label 0 each): every CMU-DoG test passage's pair, then
+#: seeded draws of the longest-document sets, 80 rows in all.
+HEADLINE_PER_LABEL = (("begin-cmu", 9), ("fever-nli", 19), ("begin-wow", 12))
+
+
+def _headline_rows(rows, seed):
+    """``tests/data/headline_rows.jsonl``: a balanced subset of the test split's public rows, by ``HEADLINE_PER_LABEL``."""
+    rng = np.random.default_rng([seed, 2])
+    picked = []
+    for group, per_label in HEADLINE_PER_LABEL:
+        for label in (1, 0):
+            pool = [r for r in rows if r.split == "test" and r.group == group and r.label == label]
+            if len(pool) < per_label:
+                raise SystemExit(f"headline rows: {group} has {len(pool)} test rows of label {label}, {per_label} wanted")
+            picked += [pool[i] for i in sorted(rng.choice(len(pool), size=per_label, replace=False))]
+    return sorted(picked, key=lambda r: [x.id for x in rows].index(r.id))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     p.add_argument("--out", type=Path, default=REPO / "calibration" / "starter.jsonl")
+    p.add_argument("--headline-out", type=Path, default=REPO / "tests" / "data" / "headline_rows.jsonl",
+                   help="where the headline test's 80 rows go (a subset of the test split)")
     p.add_argument("--seed", type=int, default=2026)
     args = p.parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))
@@ -97,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     hand = [LabelledRow(**{**r.model_dump(exclude_none=True), "licence": HANDWRITTEN_LICENCE})
             for r in load_rows(REPO / "calibration" / "starter_handwritten.jsonl").rows]
-    # The FIB draw of the earlier starters is made and dropped, so that the FactCG, MNLI and FEVER-NLI
-    # rows, and every row's split, stay those of the starter the earlier adapters were measured on.
+    # The FIB draw of the earlier starters is made and dropped, so that the other rows, and the split
+    # order, stay those of the starter the earlier adapters were measured on.
     _pairs(import_set("fib", args.data / "fib"), rng, ("fib-xsum", "fib-cnn_dm"), 50)
     begin, begin_rng = import_set("begin", args.data / "begin"), np.random.default_rng([args.seed, 1])
     groups = _pairs(begin, begin_rng, ("begin-cmu",), 30) + _pairs(begin, begin_rng, ("begin-tc",), 20)
@@ -110,15 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     added = []
     for rank, gi in enumerate(order):
         split = "dev" if rank % 2 == 0 else "test"
+        if not _redistributable(groups[gi]):  # dropped after the split order is drawn: no other row moves
+            continue
         for r in groups[gi]:
             data = r.model_dump(exclude_none=True)
             data.update(id=f"qs-{r.id}", split=split, group=r.group, licence=LICENCES[r.group],
                         meta={**r.meta, "source": r.id})
             added.append(LabelledRow(**data))
-    n = write_rows(hand + added, args.out)
+    rows, moved = _splits_by_overlap_group(hand + added)
+    n = write_rows(rows, args.out)
     pos = sum(r.label for r in added)
     print(f"wrote {n} rows to {args.out}: {len(hand)} hand-written, {len(added)} public "
-          f"({pos} label 1, {len(added) - pos} label 0)")
+          f"({pos} label 1, {len(added) - pos} label 0); {moved} row(s) moved to the split of their overlap group")
+    n = write_rows(_headline_rows(rows, args.seed), args.headline_out)
+    print(f"wrote {n} headline rows to {args.headline_out}")
     return 0
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model, llama_cpp_build  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 ROWS = REPO / "tests" / "data" / "headline_rows.jsonl"
 TEST = REPO / "tests" / "test_headline.py"
@@ -82,16 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     models = args.models or [DEFAULT_MODEL_ID, "gemma-3-270m"]
     rows = list(load_rows(ROWS).rows)
     floors = headline_floors()
-    out: dict[str, Any] = {
-        "made_by": "python benchmarks/headline_floor.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "commit": commit(), "cpu": cpu_model(), "cpus": os.cpu_count(), "llama_cpp": llama_cpp_build(),
-        "rows_file": str(ROWS.relative_to(REPO)), "floors": floors, "judges": {}}
+    out: dict[str, Any] = {"rows_file": str(ROWS.relative_to(REPO)), "floors": floors, "judges": {}}
     for name in models:
         out["judges"][name] = measure(name, rows, args.threads)
         print(f"{name}: AUROC {out['judges'][name]['auroc']:.3f} on {len(rows)} rows", flush=True)
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.results} (floors: shipped judge >= {floors['MIN_HEADLINE_AUROC']}, "
+    written = write_results(args.results, out, argv=["benchmarks/headline_floor.py",
+                                                     *(argv if argv is not None else sys.argv[1:])])
+    print(f"wrote {written} (floors: shipped judge >= {floors['MIN_HEADLINE_AUROC']}, "
           f"base < {floors['MAX_BASE_AUROC']})")
     return 0
 

@@ -6,8 +6,9 @@
 
 It runs the command exactly as the README gives it (plus ``--out`` and ``--model`` when passed),
 captures what it printed (stdout, then every stderr line that is not a progress bar: warnings
-included), and writes one JSON file with the command, the commit, the CPU (``lscpu``'s model
-name), llama-cpp-python's version and the CPU features its build uses, the printed text, and the
+included), and writes one results file (``results_file.write_results``: this script's command, the
+commit and whether the tree was dirty, the CPU model and its AVX2 / AVX-512 / AMX flags, llama.cpp's
+system info, the library versions) with the job's command (``job``), the printed text, and the
 figures the README and docs quote: per task the shipped threshold, balanced accuracy, AUROC and
 ECE with their intervals, and AUROC per group.
 ``--compare-with RUN`` adds ``judgelab compare RUN OUT --task fact-check --json`` (paired, the
@@ -26,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import write_results  # noqa: E402
+
 _PROGRESS = re.compile(r"\d+%\||\r|it/s\]|s/it\]")
 
 
@@ -90,11 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     done = subprocess.run(command, capture_output=True, text=True)
     text = printed(done.stdout, done.stderr)
     print(text)
-    result: dict[str, Any] = {
-        "command": " ".join(command), "made_by": "python benchmarks/quick_start.py " + " ".join(argv or sys.argv[1:]),
-        "exit_code": done.returncode, "commit": commit(), "cpu": cpu_model(),
-        "llama_cpp": llama_cpp_build(), "output": text,
-    }
+    result: dict[str, Any] = {"job": " ".join(command), "exit_code": done.returncode, "output": text}
     metrics_path = Path(args.out) / "metrics.json"
     if metrics_path.is_file():
         result["tasks"] = figures(json.loads(metrics_path.read_text(encoding="utf-8")))
@@ -102,9 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         cmp = ["judgelab", "compare", args.compare_with, args.out, "--task", "fact-check", "--json"]
         c = subprocess.run(cmp, capture_output=True, text=True, check=True)
         result["compare"] = {"command": " ".join(cmp), "a": args.compare_with, "b": args.out, **json.loads(c.stdout)}
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.results}")
+    print(f"wrote {write_results(args.results, result, argv=['benchmarks/quick_start.py', *(argv if argv is not None else sys.argv[1:])])}")
     return done.returncode
 
 
