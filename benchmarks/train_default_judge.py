@@ -12,8 +12,10 @@ SummEdits (``d2c:``); hard negatives (``num:``, ``swap:``, ``partial:``,
 ``GENERATED_SOURCES``) and sentence rows (``sent:``, ``SENTENCE_SOURCES``) are options, off by default.
 WiCE, HaluEval QA and FaithBench are held out whole
 (FaithBench's licence allows evaluation only). Every training source needs
-an entry in ``LICENCES`` that allows a commercially usable derivative; the
-script refuses any other. ``--leave-out SOURCE`` holds one more out whole
+an entry in ``LICENCES`` that says a shipped adapter may train on it
+(``../shared/data/PROVENANCE.md``, "Licences"); the script refuses any other. FIB
+and FactCG count as research data: their documents are news articles, trained on
+and never redistributed. ``--leave-out SOURCE`` holds one more out whole
 (``leave_one_source_out.py`` runs one per source); ``--scale`` shrinks every
 source's rows alike (a quicker run of the same mix).
 
@@ -110,7 +112,7 @@ _SCITLDR = ("SummEdits annotations Apache-2.0; domain scitldr only: SciTLDR abst
             "Domains samsum (SAMSum, CC BY-NC-ND 4.0), podcast, news and ectsum are left out (origin licence not commercial "
             "or not verified)")
 
-#: Per source: the licence of its text and whether a shipped, commercially usable adapter may train on it
+#: Per source: the licence of its text and whether a shipped adapter may train on it
 #: (``../shared/data/PROVENANCE.md``, "Licences"; when in doubt a source is left out). The script refuses to train
 #: on a source that has no entry here or whose entry says no.
 LICENCES: dict[str, tuple[str, bool]] = {
@@ -118,8 +120,10 @@ LICENCES: dict[str, tuple[str, bool]] = {
     "fever": ("FEVER evidence from Wikipedia CC-BY-SA-3.0; DocNLI binary files BSD-3-Clause", True),
     "snli": ("SNLI sentences CC-BY-SA-4.0; e-SNLI MIT", True),
     "fib": (_FIB, True),
-    "factcg": ("FactCG CG2C MIT", True),
-    "begin": ("BEGIN: CC-BY-4.0 (CMU-DoG, WoW), CDLA-Sharing-1.0 (TopicalChat)", True),
+    "factcg": ("FactCG CG2C: MIT repository; its documents are news and web articles, trained on as research data, "
+               "never redistributed", True),
+    "begin": ("BEGIN: responses CC-BY-4.0 (CMU-DoG, WoW), CDLA-Sharing-1.0 (TopicalChat); knowledge Wikipedia "
+              "CC-BY-SA-3.0, TopicalChat's also Washington Post articles (research data, never redistributed)", True),
     "summedits": (_SCITLDR, True),
     "d2c_fib": (_FIB + "; deletion pairs made by judgelab", True),
     "d2c_summedits": (_SCITLDR + "; deletion pairs made by judgelab", True),
@@ -159,7 +163,7 @@ def check_licences(args: argparse.Namespace) -> None:
         if licence is None or not licence[1]:
             why = "has no licence entry in LICENCES" if licence is None else f"may not be trained on ({licence[0]})"
             raise SystemExit(f"train_default_judge.py: source {name!r} {why}: a shipped adapter trains only on "
-                             f"sources whose licence permits a commercially usable derivative. Pass --{name.replace('_', '-')} 0, "
+                             f"sources whose licence lets it (PROVENANCE.md, \"Licences\"). Pass --{name.replace('_', '-')} 0, "
                              "or add an entry to LICENCES after checking ../shared/data/PROVENANCE.md.")
 
 
