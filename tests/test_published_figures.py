@@ -1,4 +1,4 @@
-"""Every marked figure in README.md and docs/ equals the results file it names.
+"""Every marked figure in README.md, docs/, calibration/README.md and models/*/report.md equals the results file it names.
 
 A measured figure in the Markdown carries an invisible marker right after it,
 ``0.728<!-- fig quickstart.json tasks.fact-check.auroc -->``: the file (under
@@ -19,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "calibration" / "README.md",
+         *sorted((ROOT / "models").glob("*/report.md"))]
 
 FIGURE = re.compile(r"(?P<num>[+-]?\d[\d,]*(?:\.\d+)?)(?P<unit>%|x|\s?s)?\**\s*<!-- fig (?P<file>\S+) (?P<key>[^\n]+?) -->")
 OUTPUT = re.compile(r"<!-- output (?P<file>\S+) (?P<key>\S+) -->\s*\n```[^\n]*\n(?P<body>.*?)\n```", re.S)
