@@ -232,7 +232,16 @@ def test_calibrate_remote_writes_the_in_process_report_and_compare_finds_no_diff
     # interval off 0: the labels' rare forms beyond the top 1000 are a deterministic, one-signed, tiny
     # shift that the paired bootstrap resolves; no decision could depend on it.)
     print(f"\ncompare in process (A) vs llama_cpp.server (B): {json.dumps(comparison['difference_b_minus_a'])}")
-    assert comparison["mcnemar"]["only_a_correct"] == comparison["mcnemar"]["only_b_correct"] == 0
+    # The same verdict on every row but one whose score sits closer to a threshold than the two
+    # paths' scores differ (each run tunes its own threshold on its dev rows, from scores that differ
+    # by up to MAX_Q90_DP_YES): a flip there is the measured difference, not a new one.
+    ta = json.loads((tmp_path / "local" / "metrics.json").read_text())["tasks"]["fact-check"]["threshold"]["value"]
+    tb = json.loads((tmp_path / "remote" / "metrics.json").read_text())["tasks"]["fact-check"]["threshold"]["value"]
+    flipped = [(a["id"], a["score"], b["score"]) for a, b in zip(local, remote)
+               if (a["score"] >= ta) != (b["score"] >= tb)]
+    margin = max(abs(a["score"] - b["score"]) for a, b in zip(local, remote)) + abs(ta - tb) + 1e-9
+    assert all(min(abs(sa - ta), abs(sb - tb)) <= margin for _, sa, sb in flipped), (flipped, ta, tb, margin)
+    assert comparison["mcnemar"]["only_a_correct"] + comparison["mcnemar"]["only_b_correct"] == len(flipped) <= 1
     for metric, diff in comparison["difference_b_minus_a"].items():
         low, high, estimate = diff.get("low"), diff.get("high"), diff.get("estimate")
         if estimate is not None:
