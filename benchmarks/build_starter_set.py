@@ -14,6 +14,13 @@ fact-check rows whose documents are what users judge:
   WoW: 50 passages of about 21 words. 134 rows;
 - MNLI and FEVER-NLI, binary (DocNLI; text CC BY-SA 3.0): 76 balanced rows each.
 
+and relevancy rows whose replies are as hard as the ones users judge: SQuAD v1.1 dev (CC BY-SA 4.0,
+Wikipedia paragraphs; ``benchmarks/squad_from_explorer.py`` writes the file from the authors'
+repository), one question from each of ``SQUAD_PARAGRAPHS`` paragraphs drawn at random, each with its
+answer sentence (1) and one reply that does not answer it (0), of the kinds in ``SQUAD_NEGATIVES``
+(``judgelab.calibration.import_squad_relevancy``). The SQuAD draw is made after every other draw, with
+its own seed, so the fact-check rows and their splits are those of the starter before it.
+
 Dropped, their draws still made so that every other row stays the one earlier starters held (and
 with it the split order): FIB's news summaries (until 2026-12-02), and, since 2026-12-07, FactCG
 CG2C's 150 claims (its documents are news and web articles), BEGIN TopicalChat's 40 responses
@@ -57,6 +64,7 @@ LICENCES = {
     "begin-wow": "CC-BY-SA-3.0",  # Wikipedia sentences; the dialogue responses are CC BY 4.0
     "mnli": "CC-BY-SA-3.0",
     "fever-nli": "CC-BY-SA-3.0",
+    "squad-relevancy": "CC-BY-SA-4.0",  # SQuAD v1.1 (CC BY-SA 4.0) over Wikipedia paragraphs
 }
 #: The hand-written rows are the project's own.
 HANDWRITTEN_LICENCE = "Apache-2.0"
@@ -88,6 +96,31 @@ def _balanced_groups(rows, rng, per_label):
             out.append([row])
             count[row.label] += 1
     return out
+
+
+#: SQuAD dev paragraphs drawn, one question and two replies each; the negative kinds, cycled in this order.
+SQUAD_PARAGRAPHS = 240
+SQUAD_NEGATIVES = ("different-question", "contradicts-context", "different-question", "contradicts-context",
+                   "off-topic")
+
+
+def _squad_units(rows, rng):
+    """``SQUAD_PARAGRAPHS`` units: per drawn paragraph, one question's on-topic reply and one negative of the cycle."""
+    by_question = defaultdict(dict)
+    for r in rows:
+        by_question[(r.meta["pair"], r.meta["question"])][r.meta["kind"]] = r
+    by_paragraph = defaultdict(list)
+    for (pair, _question), kinds in by_question.items():
+        by_paragraph[pair].append(kinds)
+    pairs = sorted(by_paragraph)
+    units = []
+    for i, k in enumerate(rng.choice(len(pairs), size=SQUAD_PARAGRAPHS, replace=False)):
+        questions = by_paragraph[pairs[k]]
+        wanted = SQUAD_NEGATIVES[i % len(SQUAD_NEGATIVES)]
+        kinds = questions[int(rng.integers(len(questions)))]
+        negative = kinds.get(wanted) or next(kinds[n] for n in (*SQUAD_NEGATIVES, "off-topic") if n in kinds)
+        units.append([kinds["on-topic"], negative])
+    return units
 
 
 def _redistributable(unit):
@@ -134,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=REPO / "calibration" / "starter.jsonl")
     p.add_argument("--headline-out", type=Path, default=REPO / "tests" / "data" / "headline_rows.jsonl",
                    help="where the headline test's 80 rows go (a subset of the test split)")
+    p.add_argument("--squad", type=Path, default=REPO / "runs" / "squad" / "dev-v1.1.json",
+                   help="SQuAD v1.1 dev JSON (benchmarks/squad_from_explorer.py writes it)")
     p.add_argument("--seed", type=int, default=2026)
     args = p.parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))
@@ -160,6 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         for r in groups[gi]:
             data = r.model_dump(exclude_none=True)
             data.update(id=f"qs-{r.id}", split=split, group=r.group, licence=LICENCES[r.group],
+                        meta={**r.meta, "source": r.id})
+            added.append(LabelledRow(**data))
+    squad = _squad_units(import_set("squad-relevancy", args.squad), np.random.default_rng([args.seed, 3]))
+    for rank, gi in enumerate(np.random.default_rng([args.seed, 4]).permutation(len(squad))):
+        for r in squad[gi]:
+            data = r.model_dump(exclude_none=True)
+            data.update(id=f"qs-{r.id}", split="dev" if rank % 2 == 0 else "test", licence=LICENCES[r.group],
                         meta={**r.meta, "source": r.id})
             added.append(LabelledRow(**data))
     rows, moved = _splits_by_overlap_group(hand + added)

@@ -21,7 +21,7 @@ HEADLINE = ROOT / "tests" / "data" / "headline_rows.jsonl"
 
 #: The licence of each public group's text (ATTRIBUTION.md's table): Wikipedia and MultiNLI text.
 PUBLIC_LICENCES = {"begin-cmu": "CC-BY-SA-3.0", "begin-wow": "CC-BY-SA-3.0", "mnli": "CC-BY-SA-3.0",
-                   "fever-nli": "CC-BY-SA-3.0"}
+                   "fever-nli": "CC-BY-SA-3.0", "squad-relevancy": "CC-BY-SA-4.0"}
 
 
 def _rows(path: Path) -> list[LabelledRow]:
@@ -69,10 +69,11 @@ def test_the_readme_counts_are_the_files():
     readme = (ROOT / "calibration" / "README.md").read_text(encoding="utf-8")
     held = re.search(r"It holds (\d+) rows", readme)
     assert held and int(held[1]) == len(rows), "calibration/README.md's row count is not the file's"
-    public = [r for r in rows if r.id.startswith("qs-")]
-    assert f"* {len(public)} fact-check rows" in readme
-    test_rows = sum(1 for r in public if r.split == "test")
-    assert f"({test_rows} `test` rows" in readme, "calibration/README.md's count of public test rows is not the file's"
+    for task in ("fact-check", "relevancy"):
+        public = [r for r in rows if r.id.startswith("qs-") and r.task == task]
+        assert f"* {len(public)} {task} rows" in readme, f"calibration/README.md's count of public {task} rows"
+        test_rows = sum(1 for r in public if r.split == "test")
+        assert f"({test_rows} `test` rows" in readme, f"calibration/README.md's count of public {task} test rows"
 
 
 def test_the_gemma_terms_travel_with_the_adapter():

@@ -32,6 +32,7 @@ from judgelab.calibration.data._importers import (
     import_summedits,
     import_wice,
 )
+from judgelab.calibration.data._importers_squad import SQUAD_RELEVANCY_KINDS, import_squad_relevancy
 from judgelab.calibration.data._importers_tuning import import_begin, import_docnli, import_factcg, import_fever_nli, import_fib, import_mnli
 from judgelab.calibration.data._limit import SPREAD_UNITS, spread_limit
 from judgelab.calibration.data._number_negatives import number_pairs
@@ -114,6 +115,8 @@ __all__ = [
     "EDIT_FIELDS",
     "sentence_rows",
     "import_begin",
+    "import_squad_relevancy",
+    "SQUAD_RELEVANCY_KINDS",
     "import_docnli",
     "import_factcg",
     "import_faithbench",

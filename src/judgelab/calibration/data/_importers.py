@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from judgelab.calibration.data._importers_squad import import_squad_relevancy
 from judgelab.calibration.data._importers_tuning import import_begin, import_factcg, import_fever_nli, import_fib, import_mnli
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.calibration.data._source_files import field, json_lines
@@ -382,6 +383,7 @@ IMPORTERS: dict[str, Callable[..., list[LabelledRow]]] = {
     "fib": import_fib,
     "factcg": import_factcg,
     "begin": import_begin,
+    "squad-relevancy": import_squad_relevancy,
 }
 
 
