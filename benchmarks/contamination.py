@@ -9,15 +9,16 @@ Reads every set of ``--data`` that the shipped recipe reads (``train_default_jud
 ``--all`` every set there, and runs ``overlap_report`` (the function behind ``judgelab sets
 overlap``) for the evaluation rows: ``--eval`` a set, or ``--eval-sample N`` a seeded sample of N
 rows of the pool itself (the heaviest case: every row overlaps). It writes
-``benchmarks/results/contamination/NAME.json``: the command, commit, CPU, load average, the
-seconds to read the pool and to check it, and the report (counts by kind and by set, first pairs).
+``benchmarks/results/contamination/NAME.json`` (``results_file.write_results``: the command, the commit
+and whether the tree was dirty, the CPU model and its instruction-set flags, llama.cpp's system info, the
+core count and the library versions; ``--data`` shown as ``DATA``) with the load average, the seconds to
+read the pool and to check it, and the report (counts by kind and by set, first pairs).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 
 def recipe_sets(data: Path, everything: bool) -> list[tuple[str, str]]:
@@ -70,15 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     report = overlap_report(evaluation, pool, evaluation_name=desc)
     check_s = time.perf_counter() - start
     result = {
-        "made_by": "python benchmarks/contamination.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "commit": commit(), "cpu": cpu_model(), "cpus": os.cpu_count(), "loadavg_before": os.getloadavg(),
+        "loadavg_before": os.getloadavg(),
         "pool": {name: spec.replace(str(args.data), "DATA") for name, spec in named},
         "pool_rows": sum(len(rows) for _, rows in pool), "read_seconds": round(read_s, 1),
         "check_seconds": round(check_s, 1), **report.to_json(),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{args.name}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    path = write_results(args.out / f"{args.name}.json", result, scrub={args.data.absolute(): "DATA"},
+                         argv=["benchmarks/contamination.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"{desc}: {report.n_contaminated} of {report.n_rows} rows overlap {result['pool_rows']} pool rows; "
           f"by kind {report.contaminated}; read {read_s:.1f} s, checked in {check_s:.1f} s -> {path}")
     return 0

@@ -16,10 +16,12 @@ leave-one-source-out ``eval-S.jsonl``, ``KIND:PATH``), it scores the set's fact-
 then ``judgelab compare WHOLE SENTENCES --task fact-check --json``: sentences minus whole claims,
 paired by resampling unit. ``--limit`` takes the same whole units in both runs (``calibrate``'s
 seeded spread). Every step resumes from its run folder under ``--runs/NAME``. It prints one markdown
-row per set and writes ``benchmarks/results/decomposition/NAME.json`` with the commands, the commit,
-the CPU, each run's held-out AUROC and balanced accuracy (95% intervals), its wall seconds (the cost
-of the extra prompts), the paired differences and the documents' mean length in words (decomposition
-is meant for long documents).
+row per set and writes ``benchmarks/results/decomposition/NAME.json`` (``results_file.write_results``:
+this script's command, the commit and whether the tree was dirty, the CPU model and its instruction-set
+flags, llama.cpp's system info, the core count and the library versions; ``--runs`` shown as ``RUNS``,
+the folder the model spec and the sets share as ``INPUTS``) with each step's command, each run's held-out
+AUROC and balanced accuracy (95% intervals), its wall seconds (the cost of the extra prompts), the paired
+differences and the documents' mean length in words (decomposition is meant for long documents).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model  # noqa: E402
+from results_file import shared_folder, write_results  # noqa: E402
 
 #: (short name, registered evaluator) of the two ways of scoring a claim.
 WAYS = (("whole", "fact-checking"), ("sentences", "fact-checking-sentences"))
@@ -63,6 +65,11 @@ def _judgelab(args: list[str], log: Path) -> tuple[str, float]:
 
 def _set_name(spec: str) -> str:
     return Path(spec.rsplit(":", 1)[-1]).stem or "set"
+
+
+def _inputs_folder(model: str, sets: list[str]) -> Path | None:
+    """The folder the absolute paths of the model spec and the sets share (None without one, or at ``/``)."""
+    return shared_folder([model, *(s.rsplit(":", 1)[-1] for s in sets)])
 
 
 def _figures(run: Path) -> dict[str, Any]:
@@ -146,12 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.sets:
         rows.append(measure(spec, args, runs))
         print(table_row(rows[-1]), flush=True)
-    result = {"made_by": "python benchmarks/decomposition.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "model": args.model, "limit": args.limit, "seed": args.seed, "threads": args.threads,
-              "commit": commit(), "cpu": cpu_model(), "sets": rows, "table": [*HEADER, *map(table_row, rows)]}
-    args.results.mkdir(parents=True, exist_ok=True)
-    path = args.results / f"{args.name}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    result = {"model": args.model, "limit": args.limit, "seed": args.seed, "threads": args.threads,
+              "sets": rows, "table": [*HEADER, *map(table_row, rows)]}
+    scrub: dict[str | os.PathLike[str], str] = {args.runs.absolute(): "RUNS"}
+    inputs = _inputs_folder(args.model, args.sets)
+    if inputs is not None:
+        scrub[inputs] = "INPUTS"
+    path = write_results(args.results / f"{args.name}.json", result, scrub=scrub,
+                         argv=["benchmarks/decomposition.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"wrote {path}")
     return 0
 

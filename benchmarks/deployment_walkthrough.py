@@ -6,8 +6,11 @@ On HaluEval QA (``--data``): calibrate the default judge on the first 200 rows (
 ``WORK/labelled200.jsonl``), fit a policy at
 alpha = delta = 0.1, gate the run against itself and against 40 rows re-scored, and estimate the
 share of good answers in 200 unlabelled rows (HaluEval QA rows 201-400 with the labels removed).
-Each command's exit code and output (stdout, then stderr without progress bars) go into the JSON,
-with the commit and the CPU, so that the page quotes the file and not a memory of a run.
+Each command's exit code and output (stdout, then stderr without progress bars) go into the JSON
+(``results_file.write_results``: this script's command, the commit and whether the tree was dirty, the
+CPU model and its instruction-set flags, llama.cpp's system info, the core count and the library
+versions; an absolute ``--data`` or ``--work`` shown as ``DATA`` or ``WORK``), so that the page quotes
+the file and not a memory of a run.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model, printed  # noqa: E402
+from quick_start import printed  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,17 +60,17 @@ def main(argv: list[str] | None = None) -> int:
         "gate_new40": ["judgelab", "gate", run, "--set", str(work / "new40.jsonl")],
         "estimate": ["judgelab", "estimate", "--run", run, "--labelled", run, "--unlabelled", str(work / "traffic.jsonl")],
     }
-    result: dict = {"made_by": "python benchmarks/deployment_walkthrough.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                    "commit": commit(), "cpu": cpu_model(), "steps": {}}
+    result: dict[str, Any] = {"steps": {}}
     for name, cmd in commands.items():
         done = subprocess.run(cmd, capture_output=True, text=True)
         text = printed(done.stdout, done.stderr)
         shown = " ".join(cmd).replace(str(args.data), "../shared/data")
         result["steps"][name] = {"command": shown, "exit_code": done.returncode, "output": text}
         print(f"$ {shown}\n{text}\n(exit {done.returncode})\n", flush=True)
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.results}")
+    written = write_results(args.results, result,
+                            scrub={p: label for p, label in ((args.data, "DATA"), (work, "WORK")) if p.is_absolute()},
+                            argv=["benchmarks/deployment_walkthrough.py", *(argv if argv is not None else sys.argv[1:])])
+    print(f"wrote {written}")
     return 0
 
 

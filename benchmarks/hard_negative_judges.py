@@ -18,8 +18,11 @@ and writes them to ``RUNS/GEN-SOURCE.jsonl``. On those rows it reports:
 
 These rows are generated from sets the judges never trained on (FaithBench's licence allows
 evaluation only; nothing here trains). It writes ``--out`` (default
-``benchmarks/results/generators/judges.json``) with the command, commit and CPU after every cell,
-so a stopped run keeps what it measured.
+``benchmarks/results/generators/judges.json``; ``results_file.write_results``: this script's command,
+the commit and whether the tree was dirty, the CPU model and its instruction-set flags, llama.cpp's
+system info, the core count and the library versions; ``--runs`` shown as ``RUNS``, the folder the
+judges' spec files share as ``JUDGES``) with the load average before and after, after every cell, so a
+stopped run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -31,13 +34,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model  # noqa: E402
+from results_file import shared_folder, write_results  # noqa: E402
 from train_default_judge import SOURCES  # noqa: E402
 
 GENERATORS = ("num", "swap", "partial")
@@ -97,6 +101,12 @@ def judge_figures(scores_path: Path, resamples: int) -> dict:
             **{k: {"estimate": round(point[k], 4), "low": round(intervals[k].low, 4), "high": round(intervals[k].high, 4)}
                for k in ("auroc", "pair_win_rate")},
             "scoring_seconds": round(seconds, 1)}
+
+
+def judges_folder(judges: list[str]) -> Path | None:
+    """The folder the absolute spec files among ``judges`` share (None without one, or at ``/``): labelled, so
+    that two specs named ``judge.toml`` keep apart in the results file."""
+    return shared_folder(judges)
 
 
 def _slug(judge: str) -> str:
@@ -168,9 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     from judgelab.calibration import resolve_set, write_rows
 
     args.runs.mkdir(parents=True, exist_ok=True)
-    result: dict = {"made_by": "python benchmarks/hard_negative_judges.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                    "commit": commit(), "cpu": cpu_model(), "cpus": os.cpu_count(), "loadavg_before": os.getloadavg(),
-                    "pairs_per_cell": args.pairs, "judges": args.judges, "cells": {}}
+    result: dict[str, Any] = {"loadavg_before": os.getloadavg(), "pairs_per_cell": args.pairs, "judges": args.judges, "cells": {}}
+    scrub: dict[str | os.PathLike[str], str] = {args.runs.absolute(): "RUNS"}
+    shared = judges_folder(args.judges)
+    if shared is not None:
+        scrub[shared] = "JUDGES"
+    command = ["benchmarks/hard_negative_judges.py", *(sys.argv[1:] if argv is None else argv)]
     sources = dict(heldout_sources(args.data))
     for source in args.sources.split(",") if args.sources else sources:
         for gen in args.generators.split(","):
@@ -187,8 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{cell}: {len(rows) // 2} pairs", flush=True)
                 result["cells"][cell] = measure_cell(rows_path, rows, args.runs, cell, args)
             result["loadavg_after"] = os.getloadavg()
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_results(args.out, result, scrub=scrub, argv=command)  # after every cell: a stopped run keeps it
     print(f"wrote {args.out}")
     return 0
 

@@ -13,13 +13,15 @@ parent), the edits by kind, and the claim-only and length baselines of
 ``shortcut_baselines`` (the function behind ``judgelab sets shortcuts``:
 AUROC with 95% bootstrap intervals; 0.5 = no shortcut) on the generated rows,
 a seeded sample of at most ``--max-pairs`` pairs per cell. It writes
-``benchmarks/results/generators/shortcuts.json`` with the command, commit and CPU.
+``benchmarks/results/generators/shortcuts.json`` after every source (``results_file.write_results``:
+this script's command, the commit and whether the tree was dirty, the CPU model and its instruction-set
+flags, llama.cpp's system info, the core count and the library versions; ``--data`` shown as ``DATA``)
+with the load average before the run.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -29,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model  # noqa: E402
+from results_file import write_results  # noqa: E402
 from train_default_judge import SOURCES  # noqa: E402
 
 #: Generators measured: (name in the results, set prefix, keyword arguments of the library function)
@@ -136,15 +138,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def write(args: argparse.Namespace, argv: list[str] | None, excluded: dict, results: dict) -> None:
     result = {
-        "made_by": "python benchmarks/hard_negatives.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "commit": commit(), "cpu": cpu_model(), "cpus": os.cpu_count(), "loadavg_before": args.loadavg_before,
+        "loadavg_before": args.loadavg_before,
         "exclude": str(args.exclude.relative_to(REPO)) if args.exclude.is_relative_to(REPO) else str(args.exclude),
         "max_pairs": args.max_pairs, "resamples": args.resamples, "sources": {s: spec.replace(str(args.data), "DATA") for s, spec in
                                                   recipe_sources(args.data)},
         "excluded": excluded, "generators": results,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_results(args.out, result, scrub={args.data.absolute(): "DATA"},
+                  argv=["benchmarks/hard_negatives.py", *(argv if argv is not None else sys.argv[1:])])
 
 
 if __name__ == "__main__":

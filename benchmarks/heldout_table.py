@@ -9,8 +9,10 @@ whole units, at most ``--rows`` rows (``CAL/sets/SET.jsonl``), scores it with ev
 judge (``judgelab calibrate``, 2 threads, no plots), and compares each judge with the first one on
 the same rows (``judgelab compare FIRST OTHER --task fact-check --json``: a paired bootstrap of
 whole units). The JSON holds per set and judge calibrate's held-out AUROC and balanced accuracy
-with their intervals, and the paired differences, with the commands, commit and CPU. Reruns
-resume (calibrate resumes; finished runs are re-read).
+with their intervals, and the paired differences, with what ``results_file.write_results`` records
+(this script's command, the commit and whether the tree was dirty, the CPU model and its
+instruction-set flags, llama.cpp's system info, the core count and the library versions; ``--run``
+shown as ``RUN``, ``--cal`` as ``CAL``). Reruns resume (calibrate resumes; finished runs are re-read).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 
 def sample_units(rows: list, limit: int, seed: int) -> list:
@@ -93,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     stems = args.sets or sorted(f.stem for f in (args.run / "heldout").glob("*.jsonl"))
     (args.cal / "sets").mkdir(parents=True, exist_ok=True)
-    out: dict[str, Any] = {"made_by": "python benchmarks/heldout_table.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                           "commit": commit(), "cpu": cpu_model(), "run": str(args.run), "models": args.models, "sets": {}}
+    out: dict[str, Any] = {"run": str(args.run), "models": args.models, "sets": {}}
     for stem in stems:
         rows = sample_units(list(load_rows(args.run / "heldout" / f"{stem}.jsonl").rows), args.rows, args.seed)
         subset = args.cal / "sets" / f"{stem}.jsonl"
@@ -114,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
             entry["paired"][model] = json.loads(done.stdout)
         out["sets"][stem] = entry
         print(stem, {m: (j["heldout"] or {}).get("auroc") for m, j in entry["judges"].items()}, flush=True)
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.results}")
+    written = write_results(args.results, out, scrub={args.run.absolute(): "RUN", args.cal.absolute(): "CAL"},
+                            argv=["benchmarks/heldout_table.py", *(argv if argv is not None else sys.argv[1:])])
+    print(f"wrote {written}")
     return 0
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import re
 import subprocess
 import sys
@@ -32,18 +31,6 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from results_file import write_results  # noqa: E402
 
 _PROGRESS = re.compile(r"\d+%\||\r|it/s\]|s/it\]")
-
-
-def cpu_model() -> str:
-    """``lscpu``'s model name (or the platform's processor string where lscpu is missing)."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-    except OSError:
-        return platform.processor() or "unknown"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def llama_cpp_build() -> dict[str, str] | None:
@@ -59,11 +46,6 @@ def llama_cpp_build() -> dict[str, str] | None:
     info = llama_cpp.llama_print_system_info()
     return {"version": llama_cpp.__version__,
             "system_info": (info.decode() if isinstance(info, bytes) else str(info)).strip()}
-
-
-def commit() -> str | None:
-    out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO)
-    return out.stdout.strip() or None
 
 
 def printed(stdout: str, stderr: str) -> str:

@@ -113,6 +113,19 @@ def scrub_paths(text: str, labels: Mapping[str | os.PathLike[str], str] | None =
     return _ABSOLUTE.sub(lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text)
 
 
+def shared_folder(paths: Sequence[str | os.PathLike[str]]) -> Path | None:
+    """The folder the absolute paths among ``paths`` sit in together (None without one, or at ``/``).
+
+    Pass it to ``write_results(scrub={folder: "LABEL"})`` when several inputs share a run folder: scrubbed
+    one by one, ``/runs/a/judge.toml`` and ``/runs/b/judge.toml`` would both become ``…/judge.toml``.
+    """
+    folders = [Path(p).parent for p in paths if Path(p).is_absolute()]
+    if not folders:
+        return None
+    shared = Path(os.path.commonpath(folders))
+    return None if shared == Path(shared.anchor) else shared
+
+
 def command_line(argv: Sequence[str] | None = None) -> str:
     """How the benchmark was started: ``python benchmarks/NAME.py ARGS`` (paths made relative by the caller)."""
     argv = list(sys.argv if argv is None else argv)

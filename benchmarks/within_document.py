@@ -10,6 +10,10 @@ A judge whose within-document AUROC is well above its pooled one tells a documen
 from its unsupported ones, but its scores are not comparable from one document to the next (a
 threshold cannot separate them), which is what a per-document calibration, or training rows that
 pair a claim with its edited twin, address. Both with a 95% bootstrap interval over documents.
+The results file (``results_file.write_results``) also records this script's command, the commit and
+whether the tree was dirty, the CPU model and its instruction-set flags, llama.cpp's system info, the
+core count and the library versions; the folder that ``--set`` and the ``--run`` folders share is shown
+as ``RUNS``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from quick_start import commit, cpu_model  # noqa: E402
+from results_file import shared_folder, write_results  # noqa: E402
 
 
 def _pair_wins(pos: list[float], neg: list[float]) -> tuple[float, int]:
@@ -82,10 +86,9 @@ def main() -> int:
               f"[{m['pooled_auroc']['low']:.2f}, {m['pooled_auroc']['high']:.2f}], within-document "
               f"{m['within_document_auroc']['value']:.3f} [{m['within_document_auroc']['low']:.2f}, "
               f"{m['within_document_auroc']['high']:.2f}]")
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps({"made_by": "python benchmarks/within_document.py " + " ".join(sys.argv[1:]),
-                                        "commit": commit(), "cpu": cpu_model(), "set": str(args.set), "runs": runs},
-                                       indent=2) + "\n", encoding="utf-8")
+    shared = shared_folder([args.set, *args.run])
+    write_results(args.results, {"set": str(args.set), "runs": runs}, scrub={shared: "RUNS"} if shared else None,
+                  argv=["benchmarks/within_document.py", *sys.argv[1:]])
     return 0
 
 

@@ -3,7 +3,9 @@ paths, and a tree that is dirty only when a source file differs from the commit 
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +80,99 @@ def test_the_longest_named_prefix_wins_and_home_becomes_tilde(tmp_path):
     text = scrub_paths(f"{tmp_path}/a and {tmp_path}/data/b and {Path.home()}/c",
                        {tmp_path: "ROOT", tmp_path / "data": "DATA"}, repo=tmp_path / "elsewhere")
     assert text == "ROOT/a and DATA/b and ~/c"
+
+
+# Every benchmark that writes a results file writes it with write_results (ast and text only: nothing imported or run).
+
+BENCHMARKS = ROOT / "benchmarks"
+#: Benchmarks that still build their own provenance and write their results file by hand. They are to move to
+#: write_results; the list only shrinks (a listed script that has moved fails the test until it is taken off).
+NOT_YET_MOVED = frozenset({
+    "backends.py", "gpu.py", "kv_cell_shift.py", "label_head.py", "label_sequences.py", "preemptible_prefill.py",
+    "pytest_batch.py", "remote.py", "scaleout.py", "throughput.py", "tokenize_calls.py", "training_flops.py",
+    "training_speed.py", "view_first_page.py",
+})
+#: A script writes a results file when it names the folder (``benchmarks/results``, ``"benchmarks" / "results"``),
+#: takes a ``--results`` file, or a results file bears its name (``results/NAME.json``, ``results/NAME-*.json``:
+#: an ``--out`` given on the command line).
+_WRITES_RESULTS = re.compile(r"benchmarks/results|[\"']benchmarks[\"']\s*/\s*[\"']results[\"']|[\"']--results[\"']")
+#: Provenance keys a script may not write itself: write_results records the command, commit and machine.
+_OWN_PROVENANCE = frozenset({"made_by", "commit", "dirty", "cpu", "cpus", "machine", "versions"})
+
+
+def _calls_write_results(tree: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == "write_results"
+               for n in ast.walk(tree))
+
+
+def _own_provenance_imports(tree: ast.AST) -> list[str]:
+    """``from quick_start import commit`` and the like: provenance built by hand."""
+    return [f"from {n.module} import {a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            for a in n.names if n.module == "quick_start" and a.name in ("commit", "cpu_model")]
+
+
+def _own_provenance_keys(tree: ast.AST) -> list[str]:
+    return sorted({k.value for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys
+                   if isinstance(k, ast.Constant) and k.value in _OWN_PROVENANCE})
+
+
+def _writes_results(path: Path, source: str) -> bool:
+    results = path.parent / "results"
+    named = any(results.rglob(f"{path.stem}.json")) or any(results.rglob(f"{path.stem}-*.json"))
+    return named or _WRITES_RESULTS.search(source) is not None
+
+
+def hand_written_results(folder: Path, exempt: frozenset[str] = frozenset()) -> dict[str, str]:
+    """``{script: what is wrong}`` for every script of ``folder`` (``results_file.py`` aside) that imports
+    ``commit``/``cpu_model`` from quick_start, or, not ``exempt``, writes a results file without calling
+    write_results or with provenance keys of its own."""
+    problems = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.name == "results_file.py":
+            continue
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        wrong = _own_provenance_imports(tree)
+        if path.name not in exempt and _writes_results(path, source):
+            if not _calls_write_results(tree):
+                wrong.append("writes a results file without write_results")
+            wrong += [f"writes its own {key!r}" for key in _own_provenance_keys(tree)]
+        if wrong:
+            problems[path.name] = "; ".join(wrong)
+    return problems
+
+
+def test_every_benchmark_writes_its_results_file_with_write_results():
+    assert hand_written_results(BENCHMARKS, exempt=NOT_YET_MOVED) == {}
+    moved = {name for name in NOT_YET_MOVED if name not in hand_written_results(BENCHMARKS)}
+    assert sorted(moved) == [], "these use write_results now: take them off NOT_YET_MOVED"
+
+
+def test_the_check_catches_a_results_file_written_by_hand(tmp_path):
+    (tmp_path / "old.py").write_text(
+        'import json, sys\nfrom quick_start import commit, cpu_model\n'
+        'def main(args):\n    args.results.write_text(json.dumps({"made_by": " ".join(sys.argv), "commit": commit(),\n'
+        '        "cpu": cpu_model(), "runs": {}}))\np.add_argument("--results")\n', encoding="utf-8")
+    (tmp_path / "by_hand.py").write_text('OUT = "benchmarks/results/x.json"\nopen(OUT, "w").write("{}")\n',
+                                         encoding="utf-8")
+    (tmp_path / "own_keys.py").write_text('write_results("benchmarks/results/x.json", {"cpus": 2, "runs": {}})\n',
+                                          encoding="utf-8")
+    (tmp_path / "new.py").write_text('from results_file import write_results\np.add_argument("--results")\n'
+                                     'write_results(args.results, {"runs": {}}, scrub={args.run: "RUN"})\n',
+                                     encoding="utf-8")
+    (tmp_path / "no_results.py").write_text('open("policy_power.json", "w").write("{}")\n', encoding="utf-8")
+    (tmp_path / "by_name.py").write_text('p.add_argument("--out")\nopen(args.out, "w").write("{}")\n', encoding="utf-8")
+    (tmp_path / "results" / "sub").mkdir(parents=True)
+    (tmp_path / "results" / "sub" / "by_name-run2.json").write_text("{}\n", encoding="utf-8")
+    problems = hand_written_results(tmp_path)
+    assert problems == {
+        "old.py": "from quick_start import commit; from quick_start import cpu_model; writes a results file without "
+                  "write_results; writes its own 'commit'; writes its own 'cpu'; writes its own 'made_by'",
+        "by_hand.py": "writes a results file without write_results",
+        "by_name.py": "writes a results file without write_results",
+        "own_keys.py": "writes its own 'cpus'",
+    }
+    assert hand_written_results(tmp_path, exempt=frozenset({"old.py"})) == {
+        "old.py": "from quick_start import commit; from quick_start import cpu_model",
+        "by_hand.py": "writes a results file without write_results",
+        "by_name.py": "writes a results file without write_results", "own_keys.py": "writes its own 'cpus'"}
