@@ -103,8 +103,15 @@ SENTENCE_SOURCES = (
     ("sent_d2c_summedits", "sent:d2c:summedits:{data}/summedits/summedits_scitldr.json", 0,
      ("d2c_summedits", "summedits")),
 )
+#: Relevancy rows (issue 62), rendered with the relevancy evaluator's prompt: SQuAD v1.1 train questions, each
+#: with its answer sentence and replies that do not answer it (``judgelab.calibration.import_squad_relevancy``),
+#: from ``--squad-file`` (``benchmarks/squad_from_explorer.py`` writes it). 0 by default: the shipped recipe is
+#: unchanged until a measurement says otherwise.
+RELEVANCY_SOURCES = (
+    ("squad", "squad-relevancy:{squad}", 0, ()),
+)
 #: Optional sources: read only when given rows (``used_sources``).
-OPTIONAL_SOURCES = (*GENERATED_SOURCES, *SENTENCE_SOURCES)
+OPTIONAL_SOURCES = (*GENERATED_SOURCES, *SENTENCE_SOURCES, *RELEVANCY_SOURCES)
 
 
 _FIB = "FIB annotations CC-BY-4.0; BBC (XSum) and CNN/Daily Mail articles, trained on as research data, never redistributed"
@@ -130,6 +137,8 @@ LICENCES: dict[str, tuple[str, bool]] = {
     "wice": ("Wikipedia CC-BY-SA and cited web pages: evaluation only", False),
     "halueval": ("MIT; knowledge from HotpotQA / Wikipedia: kept for evaluation", False),
     "faithbench": ("CC-BY-NC-SA-4.0: evaluation only", False),
+    "squad": ("SQuAD v1.1 train: CC-BY-SA-4.0 (Wikipedia paragraphs; rajpurkar/SQuAD-explorer @ 0b3c8e8); "
+              "relevancy replies made by judgelab", True),
 }
 # a generated source's text is its first parent's, with one claim edited (or joined to another row's claim)
 LICENCES.update({name: (LICENCES[parents[0]][0] + "; hard-negative pairs made by judgelab", LICENCES[parents[0]][1])
@@ -171,7 +180,7 @@ def sets_and_weights(data: Path, args: argparse.Namespace) -> tuple[tuple[str, .
     """The training sources and their shares of the rows (0 = held out whole); ``--leave-out`` zeroes one."""
     sets, weights = [], []
     for _name, spec, rows in used_sources(args):
-        sets.append(spec.format(data=data))
+        sets.append(spec.format(data=data, squad=args.squad_file))
         weights.append(float(rows))
     return tuple(sets), tuple(weights)
 
@@ -188,6 +197,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, default=rows,
                        help=f"training rows from {spec.rsplit(':', 1)[0].replace('{data}', '')} (default {rows}; "
                        "0 = not read)")
+    p.add_argument("--squad-file", type=Path, default=REPO / "runs" / "squad" / "train-v1.1.json",
+                   help="SQuAD v1.1 train JSON, read when --squad has rows (benchmarks/squad_from_explorer.py writes it)")
     p.add_argument("--leave-out", action="append", default=[], metavar="SOURCE",
                    help="hold this source out whole (a leave-one-source-out run); repeatable")
     p.add_argument("--scale", type=float, default=4.0,
