@@ -21,6 +21,11 @@ prompts (its design), the transformers backend does not. One warm-up
 judgment precedes the timings. The transformers backend loads from its
 converted-GGUF cache; the first run converts (minutes), and is timed
 separately as ``load_s``.
+
+The results file (``--out``, through ``results_file.write_results``) holds the
+rows and the load average at the end, with this script's command, the commit
+and whether the tree was dirty, the CPU model and its instruction-set flags,
+llama.cpp's system info, the core count and the library versions.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -36,6 +40,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import write_results  # noqa: E402
 
 DOCS = [
     "The Eiffel Tower was completed in 1889 and is 330 metres tall.",
@@ -146,18 +153,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['batch32_judgments_per_s']} | {r['peak_rss_mb']} | {r['load_s']} |"
         )
     result = {
-        "command": "python benchmarks/backends.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "machine": {
-            "cpu_count": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_at_end": os.getloadavg(),
-        },
+        "load_average_at_end": os.getloadavg(),
         "workload": "gemma-3-270m, fact-check prompts, 32 single judgments then 2 x judge_many(32)",
         "rows": rows,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"\nwrote {args.out}")
+    written = write_results(args.out, result, argv=["benchmarks/backends.py", *(argv if argv is not None else sys.argv[1:])])
+    print(f"\nwrote {written}")
     return 0
 
 

@@ -30,15 +30,17 @@ Figures: judgments/s; computed tokens/s (tokens the backend actually ran,
 the fraction of ``--peak-tflops`` that those tokens represent, at
 ``2 * N + 2 * n_layers * ctx * d_model`` FLOPs per token (``N`` the
 non-embedding parameters, ``ctx`` the mean prompt length). Each workload runs
-from empty caches. JSON has every figure and the settings.
+from empty caches. The JSON (``--out``, through ``results_file.write_results``)
+has every figure and the settings, with this script's command, the commit and
+whether the tree was dirty, the CPU model and its instruction-set flags,
+llama.cpp's system info, the core count and the library versions (torch's and
+transformers' included); the folder of ``--data`` is shown as ``HALUEVAL``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import platform
 import random
 import sys
 import tempfile
@@ -47,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from results_file import write_results  # noqa: E402
 from throughput import load_halueval, workload_w1, workload_w2  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -228,12 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     print_table(results)
     report = {
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-        "machine": platform.platform(),
         "results": results,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    written = write_results(args.out, report, scrub={args.data.absolute().parent: "HALUEVAL"},
+                            argv=["benchmarks/gpu.py", *(argv if argv is not None else sys.argv[1:])])
+    print(f"wrote {written}")
     return 0
 
 

@@ -9,19 +9,23 @@ computed inside decodes of other sizes (the prefix it shares with a long prompt,
 the long prompt's first N tokens); then with its tokens pushed to other cells by N cells held by
 another sequence. The backend never does the second kind of thing since issue 28 (docs/engine.md,
 "Same numbers on every CPU"); this script reaches into it to show why. It uses the backend's private
-methods on purpose: it measures llama.cpp, not judgelab's API.
+methods on purpose: it measures llama.cpp, not judgelab's API. The JSON (``--out``, through
+``results_file.write_results``) holds the rows, with this script's command, the commit and whether the
+tree was dirty, the CPU model and its instruction-set flags, llama.cpp's system info, the core count and
+the library versions.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import machine, write_results  # noqa: E402
+
 LABELS = ["Yes", "No"]
 
 
@@ -58,11 +62,8 @@ def main() -> None:
         rows.append({"case": "tokens shifted by n cells", "n": n, "p_yes": judge()})
         backend._ll.llama_memory_seq_rm(mem, 3, -1, -1)
     model.close()
-    cpu = subprocess.run(["sh", "-c", "lscpu | grep 'Model name'"], capture_output=True, text=True).stdout.strip()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"machine": cpu, "cores": os.cpu_count(), "rows": rows}, indent=2) + "\n",
-                              encoding="utf-8")
-    print(cpu)
+    write_results(args.out, {"rows": rows}, argv=["benchmarks/kv_cell_shift.py", *sys.argv[1:]])
+    print(machine()["cpu"])
     for r in rows:
         print(f"{r['case']:<34}{r['n']:>5}  P(Yes) = {r['p_yes']:.6f}")
 

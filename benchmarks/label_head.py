@@ -9,13 +9,15 @@ and ``label_head=False``. Each round caches a 150-token prefix in both, then
 times one judgment that adds 16 new tokens (a short claim after a cached
 document), alternating between the two so that machine load hits both alike.
 Prints the median milliseconds of each and the labels' largest logit
-difference between them.
+difference between them, and writes them to ``--out`` (through
+``results_file.write_results``: with this script's command, the commit and
+whether the tree was dirty, the CPU model and its instruction-set flags,
+llama.cpp's system info, the core count and the library versions).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -23,6 +25,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import write_results  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,8 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_abs_label_logit_diff": float(abs(logits[True] - logits[False]).max()),
         "label_head_error_at_check": models[True].backend.label_head_error,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_results(args.out, result, argv=["benchmarks/label_head.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"gemma-3-270m, {args.threads} threads, judgment of {result['new_tokens']} new tokens after a cached prefix")
     print(f"label head: {head_ms:.1f} ms   full output layer: {full_ms:.1f} ms   saved: {full_ms - head_ms:.1f} ms")
     print(f"largest label logit difference: {result['max_abs_label_logit_diff']:.2e}")

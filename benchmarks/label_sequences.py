@@ -13,6 +13,11 @@ as one ``judge_many`` batch per round, the caches emptied before each round.
 For each label set it records the median seconds a round, the prompt tokens
 the backend evaluated (``tokens_evaluated``: a cost that machine load does not
 blur) and every probability, so two runs can be compared number for number.
+The file (``--out``, through ``results_file.write_results``) also records this
+script's command, the commit and whether the tree was dirty, the CPU model and
+its instruction-set flags, llama.cpp's system info, the core count and the
+library versions: the commit is this checkout's, so a base run is told apart by
+its ``--tag`` (the ``PYTHONPATH`` tree it scored with is not in the command).
 """
 
 from __future__ import annotations
@@ -21,10 +26,15 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import write_results  # noqa: E402
+
 SETS = {
     "yes-no": ("Yes", "No"),
     "grade": ("GRADE: C", "GRADE: I"),  # a shared prefix, then one token each
@@ -73,8 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{args.tag:8s} {name:9s} median {statistics.median(times) * 1000:8.1f} ms / {len(prompts)} prompts, "
               f"{evaluated[0]} tokens evaluated")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_results(args.out, result, argv=["benchmarks/label_sequences.py", *(argv if argv is not None else sys.argv[1:])])
     return 0
 
 

@@ -16,13 +16,16 @@ For each server (a real ``judgelab serve`` subprocess on 127.0.0.1, gemma-3-270m
   the document's first prompt tokens are being evaluated (each latency; the median is reported);
 - ``document during chats``: the document's own time in that run, and its slowdown against alone.
 
-The machine is shared: every row carries the 1-minute load average when it was measured.
+The machine is shared: every row carries the 1-minute load average when it was measured. The JSON
+(``--out``, through ``results_file.write_results``) holds the rows and the document's size, with this
+script's command, the commit and whether the tree was dirty, the CPU model and its instruction-set flags,
+llama.cpp's system info, the core count and the library versions; an absolute ``--before`` is shown as
+``BEFORE``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -34,6 +37,10 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import machine, write_results  # noqa: E402
+
 CLAIM = "The sky is green."
 CHAT = {"model": "gemma-3-270m", "stream": False, "messages": [{"role": "user", "content": "Is ice cold?"}]}
 
@@ -175,12 +182,11 @@ def main() -> None:
             for t in args.turn_tokens[:1] if args.before]
     plan += [(f"pieces, --turn-tokens {t}", REPO / "src", [*common, "--turn-tokens", str(t)]) for t in args.turn_tokens]
     rows = [measure(name, src, flags, doc, tokens, args) for name, src, flags in plan]
-    cpu = subprocess.run(["sh", "-c", "lscpu | grep 'Model name'"], capture_output=True, text=True).stdout.strip()
-    report = {"machine": cpu, "cores": os.cpu_count(), "document_chunks": n_chunks, "document_tokens": tokens,
-              "rows": rows}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"{cpu}; {os.cpu_count()} cores; document: {n_chunks} chunks, {tokens} tokens")
+    report = {"document_chunks": n_chunks, "document_tokens": tokens, "rows": rows}
+    write_results(args.out, report, scrub={args.before: "BEFORE"} if args.before and args.before.is_absolute() else None,
+                  argv=["benchmarks/preemptible_prefill.py", *sys.argv[1:]])
+    facts = machine()
+    print(f"{facts['cpu']}; {facts['cores']} cores; document: {n_chunks} chunks, {tokens} tokens")
     head = f"{'server':<26}{'chat alone':>11}{'chat during':>12}{'x alone':>8}{'doc alone':>10}{'doc during':>11}" \
            f"{'slowdown':>9}{'load':>6}"
     print(head)

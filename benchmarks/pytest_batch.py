@@ -20,7 +20,10 @@ batched side runs first, so the prefix cache it leaves can only help the
 one-by-one side. The time of a side is the sum of its tests' setup + call
 durations as pytest reports them (``pytest_runtest_logreport``), so the
 batched side includes its one ``evaluate_many``. Both sides' scores are
-compared too (largest difference).
+compared too (largest difference). ``--out`` gets the row through
+``results_file.write_results``, with this script's command, the commit and
+whether the tree was dirty, the CPU model and its instruction-set flags,
+llama.cpp's system info, the core count, the Python and library versions.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -39,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from backends import CLAIMS, DOCS  # noqa: E402
+from results_file import machine, write_results  # noqa: E402
 
 EXTRA_CLAIMS = ["The document names a person.", "A time of day is given."]
 
@@ -113,18 +116,7 @@ def run(docs: int, claims: int, threads: int, order: str = "doc-major") -> dict:
     return {"checks": n, "docs": docs, "claims": len(claim_list), "threads": threads, "order": order,
             "batched_s": round(t["batched"], 3), "one_by_one_s": round(t["one_by_one"], 3),
             "speedup": round(t["one_by_one"] / t["batched"], 2) if t["batched"] else None,
-            "load_s": round(t["load"], 3), "max_score_diff": max(diffs), "plugin_summary": summary,
-            "cpu": _cpu(), "python": platform.python_version()}
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+            "load_s": round(t["load"], 3), "max_score_diff": max(diffs), "plugin_summary": summary}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,10 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{row['order']:>11} {row['checks']:>6} {row['batched_s']:>10.2f} {row['one_by_one_s']:>13.2f} {row['speedup']:>8.2f} "
           f"{row['max_score_diff']:>10.2e}")
     print("\n".join(row["plugin_summary"]))
-    print(f"cpu: {row['cpu']}")
+    print(f"cpu: {machine()['cpu']}")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(row, indent=2) + "\n")
+        write_results(args.out, row, argv=["benchmarks/pytest_batch.py", *(argv if argv is not None else sys.argv[1:])])
     return 0
 
 

@@ -19,7 +19,10 @@ Workload: the first ``--rows`` fact-check rows of calibration/starter.jsonl, ren
   every prompt position, not only the last.
 
 One warm-up judgment precedes each timing. Also reported: the largest |P(yes) difference| between
-the two, and the requests and server-counted prompt tokens of the remote runs.
+the two, and the requests and server-counted prompt tokens of the remote runs. The JSON (``--out``,
+through ``results_file.write_results``) holds them with this script's command, the commit and whether
+the tree was dirty, the CPU model and its instruction-set flags, llama.cpp's system info, the core count
+and the library versions.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import socket
 import subprocess
 import sys
@@ -39,6 +41,9 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import write_results  # noqa: E402
 
 LAUNCHER = """
 import runpy, sys
@@ -119,7 +124,7 @@ def main() -> None:
     prompts = _prompts(local, args.rows)
     seconds, base = _timed(local, prompts)
     local.close()
-    results = {"rows": len(prompts), "threads": args.threads, "machine": platform.processor() or platform.machine(),
+    results = {"rows": len(prompts), "threads": args.threads,
                "in_process": {"seconds": round(seconds, 3), "rows_per_s": round(len(prompts) / seconds, 2)},
                "remote": []}
     print(f"in process: {len(prompts)} rows in {seconds:.2f} s = {len(prompts) / seconds:.2f} rows/s")
@@ -139,9 +144,8 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    written = write_results(args.out, results, argv=["benchmarks/remote.py", *sys.argv[1:]])
+    print(f"wrote {written}")
 
 
 if __name__ == "__main__":

@@ -22,17 +22,18 @@ What it measures, on a local Ray cluster on 127.0.0.1 (``--cpus``, default 2):
    ``--replica-rate`` given (e.g. a GPU replica's rate from benchmarks/gpu.py);
    the largest N the driver keeps up with is ceiling / rate.
 
-Prints a table and writes JSON. Timing figures depend on the machine's load.
+Prints a table and writes JSON (``--out``, through ``results_file.write_results``: this script's
+command, the commit and whether the tree was dirty, the CPU model and its instruction-set flags,
+llama.cpp's system info, the core count and the library versions, Ray's included) with the load
+average at the start and at the end. Timing figures depend on the machine's load.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -50,6 +51,7 @@ from judgelab.evaluators import EvaluationResponse  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from backends import CLAIMS as _BACKEND_CLAIMS  # noqa: E402
 from backends import DOCS  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 CLAIMS = _BACKEND_CLAIMS[:4]
 
@@ -143,9 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = judge_rows(args.limit)
     ray.init(num_cpus=args.cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
              object_store_memory=200 * 1024**2, log_to_driver=False)
-    result: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "ray": ray.__version__,
-                                "load_avg_at_start": os.getloadavg()},
-                    "rows": len(rows), "block_size": args.block_size}
+    result: dict = {"load_avg_at_start": os.getloadavg(), "rows": len(rows), "block_size": args.block_size}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                 r["identical_to_local"] = r.pop("scores") == local_scores
             result["judge"] = runs
             result["driver_ceiling"] = [noop_ceiling(args.noop_rows, b, tmp / f"noop{b}.jsonl") for b in (32, 256)]
-            result["machine"]["load_avg_at_end"] = os.getloadavg()
+            result["load_avg_at_end"] = os.getloadavg()
     finally:
         ray.shutdown()
 
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     }
 
     print(f"{len(rows)} fact-check rows, gemma-3-270m Q4_K_M, llama.cpp, 1 thread per replica, "
-          f"{args.cpus}-CPU Ray cluster on 127.0.0.1 (load average at start {result['machine']['load_avg_at_start'][0]:.1f})")
+          f"{args.cpus}-CPU Ray cluster on 127.0.0.1 (load average at start {result['load_avg_at_start'][0]:.1f})")
     print(f"{'run':<10} {'wall s':>7} {'wall j/s':>9} {'steady j/s':>11} {'tokens decoded (per replica)':>34} {'same scores':>12}")
     for name, r in runs.items():
         per = "+".join(str(x["tokens_decoded"]) for x in r["replicas"])
@@ -191,9 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, p in result["projection"]["rates"].items():
         label = f"{name} ({p['per_replica']:g})"
         print(f"{label:<28}" + "".join(f"{p['by_replicas'][n]:>9g}" for n in ns) + f"{p['max_replicas']:>8}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(f"\nwrote {args.out}")
+    written = write_results(args.out, result, argv=["benchmarks/scaleout.py", *(argv if argv is not None else sys.argv[1:])])
+    print(f"\nwrote {written}")
     return 0
 
 

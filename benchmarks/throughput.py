@@ -26,6 +26,12 @@ Paths compared, measured in one run on the same machine:
   token trie of all prompts) divided by the peak prefill rate (tokens/s at
   the best batch size, median of 6 samples taken
   just before and just after the other paths, in this run).
+
+The JSON (``--out``, through ``results_file.write_results``) holds every
+workload's figures and the memory peaks, with this script's command, the commit
+and whether the tree was dirty, the CPU model and its instruction-set flags,
+llama.cpp's system info, the core count and the library versions; the folder
+of ``--data`` is shown as ``HALUEVAL``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import write_results  # noqa: E402
 
 
 def peak_rss_mb() -> float:
@@ -257,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     results["judgelab_check_peak_rss_mb"] = check_peak_rss_mb()
     results["model_file_mb"] = os.path.getsize(resolve_weights(model.spec)) / 2**20
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2))
+    write_results(args.out, results, scrub={args.data.absolute().parent: "HALUEVAL"},
+                  argv=["benchmarks/throughput.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"gemma-3-270m Q4_K_M, llama.cpp CPU, {args.threads} threads; MiniCheck prompt format")
     heads = ["workload", "judgments", "tokens", "unique", "(a) j/s", "(a') j/s", "(b) j/s", "(c) j/s",
              "a/b", "a/c", "a'/b", "a'/c"]

@@ -12,19 +12,29 @@ request's prompts (``prompts_for``: sizing the chunks) and tokenise them
 an hour for a thousand judgments). Workloads as in ``throughput.py``: W1
 (unique documents, ``2 x rows`` judgments) and W2 (20 documents x 10 claims),
 plus a chunked workload (documents 8x longer than the chunk size).
+
+It prints the report; ``--out`` also writes it through ``results_file.write_results``,
+with this script's command, the commit and whether the tree was dirty, the CPU
+model and its instruction-set flags, llama.cpp's system info, the core count and
+the library versions. The ``judgelab`` it names is the package folder it imported:
+``src/judgelab`` for this checkout's, ``JUDGELAB_ROOT/judgelab`` for one elsewhere;
+the folder of ``--data`` is shown as ``HALUEVAL``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+from results_file import write_results  # noqa: E402
 from throughput import load_halueval, workload_w2  # noqa: E402
 
 
@@ -90,10 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     import judgelab
 
-    report = {"judgelab": str(Path(judgelab.__file__).parent), "backend": args.backend, "results": results}
+    package = Path(judgelab.__file__).parent
+    report = {"judgelab": str(package), "backend": args.backend, "results": results}
     print(json.dumps(report, indent=2))
     if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        scrub: dict[str | os.PathLike[str], str] = {args.data.absolute().parent: "HALUEVAL"}
+        if not package.resolve().is_relative_to(REPO):
+            scrub[package.parent] = "JUDGELAB_ROOT"  # this checkout's src/judgelab needs no label
+        write_results(args.out, report, scrub=scrub,
+                      argv=["benchmarks/tokenize_calls.py", *(argv if argv is not None else sys.argv[1:])])
     return 0
 
 

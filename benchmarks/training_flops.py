@@ -21,8 +21,11 @@ layer), best of ``--repeats``, and reports the ceiling that throughput puts on t
 reached if every FLOP ran at that speed and nothing else took time (no attention kernels, no norms,
 no Python), with the FLOP rate needed for ``--target`` tokens/s. A measured tokens/s from a results
 file (``--measured FILE:KEY``) is set beside it. Figures from a busy machine are not valid
-(docs/measurements.md): it records the load average before and after. Writes
-``benchmarks/results/tuning/training-flops-<cpu>.json``.
+(docs/measurements.md): it records the load average before and after, with the CPU's bf16 flags,
+the autogroup setting and torch's threads. Writes ``benchmarks/results/tuning/training-flops-<cpu>.json``
+(``--results``; through ``results_file.write_results``: this script's command, the commit and whether the
+tree was dirty, the CPU model and its instruction-set flags, llama.cpp's system info, the core count and
+the library versions).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from training_speed import commit, machine, slug  # noqa: E402
+from results_file import write_results  # noqa: E402
+from training_speed import cpu_slug, host_setup  # noqa: E402
 
 #: The linear modules of one Gemma/Llama decoder layer: (name, in features, out features) from the config.
 MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -126,11 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     gemm = matmul_gflops(layer_shapes(cfg), round(args.batch * args.tokens_per_row), args.threads, args.repeats)
     ceiling = gemm["gflops"] * 1e9 / work["total"]
     measured = {spec: read_figure(spec) for spec in args.measured}
-    info = machine()
     record = {
         "what": "training FLOPs per token of the recipe against torch's float32 matrix products (training_flops.py)",
-        "command": " ".join(["benchmarks/training_flops.py", *(argv if argv is not None else sys.argv[1:])]),
-        "commit": commit(), "machine": info, "load_average_before": load_before, "load_average_after": os.getloadavg(),
+        **host_setup(), "load_average_before": load_before, "load_average_after": os.getloadavg(),
         "model": args.model, "layers": cfg.num_hidden_layers, "adapted_layers": top, "rank": args.rank,
         "tokens_per_row": args.tokens_per_row, "batch": args.batch, "threads": args.threads,
         "mflops_per_token": {k: round(v / 1e6, 2) for k, v in work.items()},
@@ -141,9 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         "measured_tokens_per_s": measured,
         "measured_share_of_ceiling": {k: round(v / ceiling, 3) for k, v in measured.items()},
     }
-    out = args.results or REPO / "benchmarks" / "results" / "tuning" / f"training-flops-{slug(info['cpu'])}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n")
+    out = args.results or REPO / "benchmarks" / "results" / "tuning" / f"training-flops-{cpu_slug()}.json"
+    write_results(out, record, argv=["benchmarks/training_flops.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"{work['total'] / 1e6:.0f} MFLOP per training token ({work['forward'] / 1e6:.0f} forward, "
           f"{work['backward'] / 1e6:.0f} backward); float32 matmul {gemm['gflops']:.1f} GFLOP/s on {args.threads} threads; "
           f"ceiling {ceiling:.0f} tokens/s; {args.target:.0f} tokens/s needs {record['gflops_needed_for_target']} GFLOP/s")

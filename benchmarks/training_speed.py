@@ -15,9 +15,12 @@ setting sees the same prompts in the same order. The settings (``--settings``, c
 Each setting's tokens/s is the training tokens over the time of the optimizer steps (loading,
 rendering and writing the adapter are not timed), for all epochs and per epoch (the cache pays from
 the second epoch on), with its ratio to ``float32``'s, and each run's last-epoch mean loss. The
-results file, ``benchmarks/results/tuning/training-speed-<cpu>.json`` (``--results``), records the
-commit, the CPU model and flags, the load average before and after, the autogroup setting and
-torch's threads: figures from a busy machine (load average above the core count) are not valid.
+results file, ``benchmarks/results/tuning/training-speed-<cpu>.json`` (``--results``; through
+``results_file.write_results``: this script's command, the commit and whether the tree was dirty, the
+CPU model and its instruction-set flags, llama.cpp's system info, the core count and the library
+versions; ``--data`` shown as ``DATA``, ``--runs`` as ``RUNS``), also records the CPU's bf16 flags, the
+load average before and after, the autogroup setting and torch's threads: figures from a busy machine
+(load average above the core count) are not valid.
 """
 
 from __future__ import annotations
@@ -26,9 +29,7 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,6 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import machine, write_results  # noqa: E402
 
 DEFAULT_SETTINGS = "float32,bf16,top-6,top-6+bf16,cache,cache-top-6,cache-top-6+bf16"
 
@@ -59,32 +62,27 @@ def overrides(setting: str) -> dict:
     return fields
 
 
-def machine() -> dict:
-    """What the figures depend on: CPU, its bf16 instructions, load, the scheduler's autogroups."""
+def host_setup() -> dict:
+    """What the figures depend on beyond what write_results records (the CPU model, its flags, the cores):
+    the CPU's bf16 instructions as judgelab.tuning reads them, the scheduler's autogroups, torch's threads."""
     from judgelab.tuning import cpu_flags
 
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = re.search(r"model name\s*:\s*(.+)", cpuinfo)
     flags = cpu_flags() or frozenset()
     autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled")
     import torch
 
-    return {"cpu": model.group(1).strip() if model else platform.processor(), "cores": os.cpu_count(),
-            "bf16_flags": sorted(flags & {"avx512_bf16", "amx_bf16", "amx_tile", "avx512f"}),
+    return {"bf16_flags": sorted(flags & {"avx512_bf16", "amx_bf16", "amx_tile", "avx512f"}),
             "autogroup": autogroup.read_text().strip() if autogroup.exists() else None,
-            "torch": torch.__version__, "torch_threads": torch.get_num_threads(), "python": platform.python_version()}
+            "torch_threads": torch.get_num_threads()}
+
+
+def cpu_slug() -> str:
+    """The CPU model as a file-name part (``amd-epyc``): the default results file's ``<cpu>``."""
+    return slug(machine()["cpu"])
 
 
 def slug(cpu: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", cpu.lower()).strip("-")[:60] or "unknown-cpu"
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def measure(setting: str, base, runs: Path) -> dict:
@@ -140,19 +138,18 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(args.runs / setting.replace("+", "_"), ignore_errors=True)
         results.append(measure(setting, base, args.runs))
         print(json.dumps(results[-1]), flush=True)
-    info = machine()  # after the runs: torch's threads as tune set them
+    setup = host_setup()  # after the runs: torch's threads as tune set them
     reference = next((r for r in results if r["setting"] == "float32"), None)
     for r in results:
         r["ratio_to_float32"] = round(r["tokens_per_s"] / reference["tokens_per_s"], 3) if reference else None
     record = {"what": "judgelab tune tokens/s per setting, one run, the same rows and seed (training_speed.py)",
-              "commit": commit(), "machine": info, "load_average_before": load_before,
+              **setup, "load_average_before": load_before,
               "load_average_after": os.getloadavg(), "wall_seconds": round(time.time() - started, 1),
               "rows": args.rows, "epochs": args.epochs, "batch": args.batch, "threads": args.threads,
-              "command": " ".join(["benchmarks/training_speed.py", *(argv if argv is not None else sys.argv[1:])]),
               "settings": results}
-    path = args.results or REPO / "benchmarks" / "results" / "tuning" / f"training-speed-{slug(info['cpu'])}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    path = args.results or REPO / "benchmarks" / "results" / "tuning" / f"training-speed-{cpu_slug()}.json"
+    write_results(path, record, scrub={args.data.absolute(): "DATA", args.runs.absolute(): "RUNS"},
+                  argv=["benchmarks/training_speed.py", *(argv if argv is not None else sys.argv[1:])])
     for r in results:
         print(f"{r['setting']:>20}: {r['tokens_per_s']:8.1f} tokens/s  x{r['ratio_to_float32']}  "
               f"(per epoch: {', '.join(str(e['tokens_per_s']) for e in r['epochs'])})")

@@ -6,7 +6,10 @@ of ``ScoreRecord`` lines, ``metrics.json`` with ``write_metrics``), reads it as 
 rows page (sorted by disagreement), the same page again, a page sorted by score, a filtered and searched
 page, and ``/api/rows``. Each is timed on the wall clock and in CPU seconds of this process (server and
 client threads together: a figure that a busy machine does not inflate); the load average at the start
-is recorded beside them. Prints a table and writes JSON to benchmarks/results/view_first_page.json.
+is recorded beside them. Prints a table and writes JSON to benchmarks/results/view_first_page.json
+(``--out``; through ``results_file.write_results``: this script's command, the commit and whether the
+tree was dirty, the CPU model and its instruction-set flags, llama.cpp's system info, the core count,
+the Python and library versions).
 
     python benchmarks/view_first_page.py              # 100,000 rows
     python benchmarks/view_first_page.py --rows 5000  # a quick look
@@ -15,10 +18,9 @@ is recorded beside them. Prints a table and writes JSON to benchmarks/results/vi
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +30,10 @@ import numpy as np
 
 from judgelab.calibration import LabelledRow, ScoreRecord, write_metrics, write_rows
 from judgelab.view import ViewConfig, ViewServer, create_app, load_view_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_file import write_results  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "view_first_page.json"
 REQUESTS = {
@@ -95,33 +101,20 @@ def measure(n: int, repeats: int) -> dict[str, object]:
                              "n": len(v)} for k, v in timings.items()}}
 
 
-def _machine() -> dict[str, object]:
-    cpu = ""
-    try:
-        cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                    if ln.startswith("model name")), "")
-    except OSError:
-        pass
-    return {"cpu": cpu or platform.processor(), "cores": os.cpu_count(), "python": platform.python_version(),
-            "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=5, help="times each request but the first is repeated")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    machine = _machine()
-    result = {"benchmark": "view_first_page", "machine": machine, **measure(args.rows, args.repeats),
-              "command": f"python benchmarks/view_first_page.py --rows {args.rows} --repeats {args.repeats}"}
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
+    result = {"benchmark": "view_first_page", "load_average_at_start": load_at_start, **measure(args.rows, args.repeats)}
     print(f"{args.rows} rows: run written in {result['write_run_s']} s, read by load_view_run in {result['load_run_s']} s")
     print(f"{'request':<60}{'median s':>10}{'max s':>10}{'CPU s':>10}")
     for name, r in result["requests"].items():  # type: ignore[union-attr]
         print(f"{name:<60}{r['median_s']:>10.3f}{r['max_s']:>10.3f}{r['median_cpu_s']:>10.3f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    written = write_results(args.out, result, argv=["benchmarks/view_first_page.py", *sys.argv[1:]])
+    print(f"wrote {written}")
 
 
 if __name__ == "__main__":
