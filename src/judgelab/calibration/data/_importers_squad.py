@@ -28,10 +28,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.errors import DataError
@@ -72,12 +71,13 @@ def _sentences_with_offsets(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _question(qa: dict[str, Any], sentences: list[tuple[int, str]], where: str) -> _Question | None:
-    if qa.get("is_impossible") or not qa.get("answers"):
+def _question(qa: Mapping[str, object], sentences: list[tuple[int, str]], where: str) -> _Question | None:
+    raw = qa.get("answers")
+    if qa.get("is_impossible") or not isinstance(raw, list) or not raw:
         return None
     try:
-        answers = tuple(dict.fromkeys(str(a["text"]).strip() for a in qa["answers"] if str(a["text"]).strip()))
-        first = qa["answers"][0]
+        answers = tuple(dict.fromkeys(str(a["text"]).strip() for a in raw if str(a["text"]).strip()))
+        first = raw[0]
         start, text = int(first["answer_start"]), str(first["text"]).strip()
         question = str(qa["question"]).strip()
     except (KeyError, TypeError, ValueError) as exc:
