@@ -118,9 +118,17 @@ def _squad_units(rows, rng):
         questions = by_paragraph[pairs[k]]
         wanted = SQUAD_NEGATIVES[i % len(SQUAD_NEGATIVES)]
         kinds = questions[int(rng.integers(len(questions)))]
-        negative = kinds.get(wanted) or next(kinds[n] for n in (*SQUAD_NEGATIVES, "off-topic") if n in kinds)
+        negative = kinds.get(wanted) or next(kinds[n] for n in SQUAD_NEGATIVES if n in kinds)
         units.append([kinds["on-topic"], negative])
     return units
+
+
+def _public_row(row, split):
+    """A source row as the starter holds it: id ``qs-`` plus its source id (kept in ``meta.source``), its split,
+    its text's licence."""
+    data = row.model_dump(exclude_none=True)
+    data.update(id=f"qs-{row.id}", split=split, licence=LICENCES[row.group], meta={**row.meta, "source": row.id})
+    return type(row)(**data)
 
 
 def _redistributable(unit):
@@ -192,18 +200,10 @@ def main(argv: list[str] | None = None) -> int:
         split = "dev" if rank % 2 == 0 else "test"
         if not _redistributable(groups[gi]):  # dropped after the split order is drawn: no other row moves
             continue
-        for r in groups[gi]:
-            data = r.model_dump(exclude_none=True)
-            data.update(id=f"qs-{r.id}", split=split, group=r.group, licence=LICENCES[r.group],
-                        meta={**r.meta, "source": r.id})
-            added.append(LabelledRow(**data))
+        added += [_public_row(r, split) for r in groups[gi]]
     squad = _squad_units(import_set("squad-relevancy", args.squad), np.random.default_rng([args.seed, 3]))
     for rank, gi in enumerate(np.random.default_rng([args.seed, 4]).permutation(len(squad))):
-        for r in squad[gi]:
-            data = r.model_dump(exclude_none=True)
-            data.update(id=f"qs-{r.id}", split="dev" if rank % 2 == 0 else "test", licence=LICENCES[r.group],
-                        meta={**r.meta, "source": r.id})
-            added.append(LabelledRow(**data))
+        added += [_public_row(r, "dev" if rank % 2 == 0 else "test") for r in squad[gi]]
     rows, moved = _splits_by_overlap_group(hand + added)
     n = write_rows(rows, args.out)
     pos = sum(r.label for r in added)
