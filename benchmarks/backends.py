@@ -42,7 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 DOCS = [
     "The Eiffel Tower was completed in 1889 and is 330 metres tall.",
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         "workload": "gemma-3-270m, fact-check prompts, 32 single judgments then 2 x judge_many(32)",
         "rows": rows,
     }
-    written = write_results(args.out, result, argv=["benchmarks/backends.py", *(argv if argv is not None else sys.argv[1:])])
+    written = write_results(args.out, result, argv=script_argv(__file__, argv))
     print(f"\nwrote {written}")
     return 0
 

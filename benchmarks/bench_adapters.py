@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_file import command_line, write_results  # noqa: E402
+from results_file import command_line, script_argv, write_results  # noqa: E402
 
 from judgelab.bench import BenchSpec, bench  # noqa: E402
 
@@ -63,15 +63,15 @@ def main(argv: list[str] | None = None) -> int:
                     "row: most of the bench's time on 2 cores)")
     ap.add_argument("--results", type=Path, required=True)
     args = ap.parse_args(argv)
-    script_argv = ["benchmarks/bench_adapters.py", *(sys.argv[1:] if argv is None else argv)]
+    command_argv = script_argv(__file__, argv)
     spec = BenchSpec.checked({
         "judge": [{"model": SHIPPED}, *args.judge], "out": str(args.out),
         "sets": out_of_source_sets(args.data, long_documents=not args.no_long_documents),
         "limit": args.limit, "baseline": SHIPPED,
     })
-    result = bench(spec, progress=False, command=command_line(script_argv))
+    result = bench(spec, progress=False, command=command_line(command_argv))
     write_results(args.results, {"leaderboard": json.loads(result.leaderboard.model_dump_json())},
-                  scrub={args.data: "DATA", args.out: "OUT"}, argv=script_argv)
+                  scrub={args.data: "DATA", args.out: "OUT"}, argv=command_argv)
     print((args.out / "leaderboard.md").read_text(encoding="utf-8").split("\n## ")[0])
     print(f"results: {args.results}")
     return 0 if result.complete else 3

@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 
 def recipe_sets(data: Path, everything: bool) -> list[tuple[str, str]]:
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         "check_seconds": round(check_s, 1), **report.to_json(),
     }
     path = write_results(args.out / f"{args.name}.json", result, scrub={args.data.absolute(): "DATA"},
-                         argv=["benchmarks/contamination.py", *(argv if argv is not None else sys.argv[1:])])
+                         argv=script_argv(__file__, argv))
     print(f"{desc}: {report.n_contaminated} of {report.n_rows} rows overlap {result['pool_rows']} pool rows; "
           f"by kind {report.contaminated}; read {read_s:.1f} s, checked in {check_s:.1f} s -> {path}")
     return 0

@@ -38,7 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import shared_folder, write_results  # noqa: E402
+from results_file import script_argv, shared_folder, write_results  # noqa: E402
 
 #: (short name, registered evaluator) of the two ways of scoring a claim.
 WAYS = (("whole", "fact-checking"), ("sentences", "fact-checking-sentences"))
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if inputs is not None:
         scrub[inputs] = "INPUTS"
     path = write_results(args.results / f"{args.name}.json", result, scrub=scrub,
-                         argv=["benchmarks/decomposition.py", *(argv if argv is not None else sys.argv[1:])])
+                         argv=script_argv(__file__, argv))
     print(f"wrote {path}")
     return 0
 

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from quick_start import printed  # noqa: E402
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"$ {shown}\n{text}\n(exit {done.returncode})\n", flush=True)
     written = write_results(args.results, result,
                             scrub={p: label for p, label in ((args.data, "DATA"), (work, "WORK")) if p.is_absolute()},
-                            argv=["benchmarks/deployment_walkthrough.py", *(argv if argv is not None else sys.argv[1:])])
+                            argv=script_argv(__file__, argv))
     print(f"wrote {written}")
     return 0
 

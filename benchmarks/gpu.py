@@ -49,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 from throughput import load_halueval, workload_w1, workload_w2  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
     }
     written = write_results(args.out, report, scrub={args.data.absolute().parent: "HALUEVAL"},
-                            argv=["benchmarks/gpu.py", *(argv if argv is not None else sys.argv[1:])])
+                            argv=script_argv(__file__, argv))
     print(f"wrote {written}")
     return 0
 

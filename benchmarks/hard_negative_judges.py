@@ -41,7 +41,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import shared_folder, write_results  # noqa: E402
+from results_file import script_argv, shared_folder, write_results  # noqa: E402
 from train_default_judge import SOURCES  # noqa: E402
 
 GENERATORS = ("num", "swap", "partial")
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = judges_folder(args.judges)
     if shared is not None:
         scrub[shared] = "JUDGES"
-    command = ["benchmarks/hard_negative_judges.py", *(sys.argv[1:] if argv is None else argv)]
+    command = script_argv(__file__, argv)
     sources = dict(heldout_sources(args.data))
     for source in args.sources.split(",") if args.sources else sources:
         for gen in args.generators.split(","):

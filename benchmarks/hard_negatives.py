@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 from train_default_judge import SOURCES  # noqa: E402
 
 #: Generators measured: (name in the results, set prefix, keyword arguments of the library function)
@@ -145,7 +145,7 @@ def write(args: argparse.Namespace, argv: list[str] | None, excluded: dict, resu
         "excluded": excluded, "generators": results,
     }
     write_results(args.out, result, scrub={args.data.absolute(): "DATA"},
-                  argv=["benchmarks/hard_negatives.py", *(argv if argv is not None else sys.argv[1:])])
+                  argv=script_argv(__file__, argv))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 ROWS = REPO / "tests" / "data" / "headline_rows.jsonl"
 TEST = REPO / "tests" / "test_headline.py"
@@ -84,8 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in models:
         out["judges"][name] = measure(name, rows, args.threads)
         print(f"{name}: AUROC {out['judges'][name]['auroc']:.3f} on {len(rows)} rows", flush=True)
-    written = write_results(args.results, out, argv=["benchmarks/headline_floor.py",
-                                                     *(argv if argv is not None else sys.argv[1:])])
+    written = write_results(args.results, out, argv=script_argv(__file__, argv))
     print(f"wrote {written} (floors: shipped judge >= {floors['MIN_HEADLINE_AUROC']}, "
           f"base < {floors['MAX_BASE_AUROC']})")
     return 0

@@ -28,7 +28,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 
 def sample_units(rows: list, limit: int, seed: int) -> list:
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         out["sets"][stem] = entry
         print(stem, {m: (j["heldout"] or {}).get("auroc") for m, j in entry["judges"].items()}, flush=True)
     written = write_results(args.results, out, scrub={args.run.absolute(): "RUN", args.cal.absolute(): "CAL"},
-                            argv=["benchmarks/heldout_table.py", *(argv if argv is not None else sys.argv[1:])])
+                            argv=script_argv(__file__, argv))
     print(f"wrote {written}")
     return 0
 

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import machine, write_results  # noqa: E402
+from results_file import machine, script_argv, write_results  # noqa: E402
 
 LABELS = ["Yes", "No"]
 
@@ -62,7 +62,7 @@ def main() -> None:
         rows.append({"case": "tokens shifted by n cells", "n": n, "p_yes": judge()})
         backend._ll.llama_memory_seq_rm(mem, 3, -1, -1)
     model.close()
-    write_results(args.out, {"rows": rows}, argv=["benchmarks/kv_cell_shift.py", *sys.argv[1:]])
+    write_results(args.out, {"rows": rows}, argv=script_argv(__file__))
     print(machine()["cpu"])
     for r in rows:
         print(f"{r['case']:<34}{r['n']:>5}  P(Yes) = {r['p_yes']:.6f}")

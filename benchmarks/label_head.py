@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_abs_label_logit_diff": float(abs(logits[True] - logits[False]).max()),
         "label_head_error_at_check": models[True].backend.label_head_error,
     }
-    write_results(args.out, result, argv=["benchmarks/label_head.py", *(argv if argv is not None else sys.argv[1:])])
+    write_results(args.out, result, argv=script_argv(__file__, argv))
     print(f"gemma-3-270m, {args.threads} threads, judgment of {result['new_tokens']} new tokens after a cached prefix")
     print(f"label head: {head_ms:.1f} ms   full output layer: {full_ms:.1f} ms   saved: {full_ms - head_ms:.1f} ms")
     print(f"largest label logit difference: {result['max_abs_label_logit_diff']:.2e}")

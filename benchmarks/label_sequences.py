@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 SETS = {
     "yes-no": ("Yes", "No"),
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{args.tag:8s} {name:9s} median {statistics.median(times) * 1000:8.1f} ms / {len(prompts)} prompts, "
               f"{evaluated[0]} tokens evaluated")
-    write_results(args.out, result, argv=["benchmarks/label_sequences.py", *(argv if argv is not None else sys.argv[1:])])
+    write_results(args.out, result, argv=script_argv(__file__, argv))
     return 0
 
 

@@ -39,7 +39,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import machine, write_results  # noqa: E402
+from results_file import machine, script_argv, write_results  # noqa: E402
 
 CLAIM = "The sky is green."
 CHAT = {"model": "gemma-3-270m", "stream": False, "messages": [{"role": "user", "content": "Is ice cold?"}]}
@@ -184,7 +184,7 @@ def main() -> None:
     rows = [measure(name, src, flags, doc, tokens, args) for name, src, flags in plan]
     report = {"document_chunks": n_chunks, "document_tokens": tokens, "rows": rows}
     write_results(args.out, report, scrub={args.before: "BEFORE"} if args.before and args.before.is_absolute() else None,
-                  argv=["benchmarks/preemptible_prefill.py", *sys.argv[1:]])
+                  argv=script_argv(__file__))
     facts = machine()
     print(f"{facts['cpu']}; {facts['cores']} cores; document: {n_chunks} chunks, {tokens} tokens")
     head = f"{'server':<26}{'chat alone':>11}{'chat during':>12}{'x alone':>8}{'doc alone':>10}{'doc during':>11}" \

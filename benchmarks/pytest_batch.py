@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from backends import CLAIMS, DOCS  # noqa: E402
-from results_file import machine, write_results  # noqa: E402
+from results_file import machine, script_argv, write_results  # noqa: E402
 
 EXTRA_CLAIMS = ["The document names a person.", "A time of day is given."]
 
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(row["plugin_summary"]))
     print(f"cpu: {machine()['cpu']}")
     if args.out:
-        write_results(args.out, row, argv=["benchmarks/pytest_batch.py", *(argv if argv is not None else sys.argv[1:])])
+        write_results(args.out, row, argv=script_argv(__file__, argv))
     return 0
 
 

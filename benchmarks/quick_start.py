@@ -28,7 +28,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 _PROGRESS = re.compile(r"\d+%\||\r|it/s\]|s/it\]")
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         cmp = ["judgelab", "compare", args.compare_with, args.out, "--task", "fact-check", "--json"]
         c = subprocess.run(cmp, capture_output=True, text=True, check=True)
         result["compare"] = {"command": " ".join(cmp), "a": args.compare_with, "b": args.out, **json.loads(c.stdout)}
-    print(f"wrote {write_results(args.results, result, argv=['benchmarks/quick_start.py', *(argv if argv is not None else sys.argv[1:])])}")
+    print(f"wrote {write_results(args.results, result, argv=script_argv(__file__, argv))}")
     return done.returncode
 
 

@@ -30,7 +30,7 @@ from sklearn.metrics import roc_auc_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 from judgelab import RelevancyEvaluator, load_model  # noqa: E402
 from judgelab.calibration import LabelledRow, import_set, resolve_set, run  # noqa: E402
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     write_results(args.results, {"templates": TEMPLATES, "judges": judges, "sets": table, "chosen": chosen,
                                  "chosen_on": choose},
                   scrub={args.data: "DATA", args.squad: "SQUAD", args.out: "OUT"},
-                  argv=["benchmarks/relevancy_templates.py", *(sys.argv[1:] if argv is None else argv)])
+                  argv=script_argv(__file__, argv))
     for set_name, cells in table.items():
         print(f"\n{set_name}: {cells['rows']} rows, {cells['units']} units")
         for key, cell in cells.items():

@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 LAUNCHER = """
 import runpy, sys
@@ -144,7 +144,7 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    written = write_results(args.out, results, argv=["benchmarks/remote.py", *sys.argv[1:]])
+    written = write_results(args.out, results, argv=script_argv(__file__))
     print(f"wrote {written}")
 
 

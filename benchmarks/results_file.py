@@ -126,6 +126,14 @@ def shared_folder(paths: Sequence[str | os.PathLike[str]]) -> Path | None:
     return None if shared == Path(shared.anchor) else shared
 
 
+def script_argv(script: str | os.PathLike[str], argv: Sequence[str] | None = None) -> list[str]:
+    """What a results file records as its command: ``script`` (``__file__``) and ``argv``, or the process's arguments.
+
+    ``main(argv)`` called from a test records the arguments it was given, not pytest's.
+    """
+    return [str(script), *(sys.argv[1:] if argv is None else argv)]
+
+
 def command_line(argv: Sequence[str] | None = None) -> str:
     """How the benchmark was started: ``python benchmarks/NAME.py ARGS`` (paths made relative by the caller)."""
     argv = list(sys.argv if argv is None else argv)

@@ -51,7 +51,7 @@ from judgelab.evaluators import EvaluationResponse  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from backends import CLAIMS as _BACKEND_CLAIMS  # noqa: E402
 from backends import DOCS  # noqa: E402
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 CLAIMS = _BACKEND_CLAIMS[:4]
 
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, p in result["projection"]["rates"].items():
         label = f"{name} ({p['per_replica']:g})"
         print(f"{label:<28}" + "".join(f"{p['by_replicas'][n]:>9g}" for n in ns) + f"{p['max_replicas']:>8}")
-    written = write_results(args.out, result, argv=["benchmarks/scaleout.py", *(argv if argv is not None else sys.argv[1:])])
+    written = write_results(args.out, result, argv=script_argv(__file__, argv))
     print(f"\nwrote {written}")
     return 0
 

@@ -50,7 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 
 def peak_rss_mb() -> float:
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     results["model_file_mb"] = os.path.getsize(resolve_weights(model.spec)) / 2**20
 
     write_results(args.out, results, scrub={args.data.absolute().parent: "HALUEVAL"},
-                  argv=["benchmarks/throughput.py", *(argv if argv is not None else sys.argv[1:])])
+                  argv=script_argv(__file__, argv))
     print(f"gemma-3-270m Q4_K_M, llama.cpp CPU, {args.threads} threads; MiniCheck prompt format")
     heads = ["workload", "judgments", "tokens", "unique", "(a) j/s", "(a') j/s", "(b) j/s", "(c) j/s",
              "a/b", "a/c", "a'/b", "a'/c"]

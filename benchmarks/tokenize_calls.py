@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 from throughput import load_halueval, workload_w2  # noqa: E402
 
 
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         if not package.resolve().is_relative_to(REPO):
             scrub[package.parent] = "JUDGELAB_ROOT"  # this checkout's src/judgelab needs no label
         write_results(args.out, report, scrub=scrub,
-                      argv=["benchmarks/tokenize_calls.py", *(argv if argv is not None else sys.argv[1:])])
+                      argv=script_argv(__file__, argv))
     return 0
 
 

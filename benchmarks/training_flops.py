@@ -40,7 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 from training_speed import cpu_slug, host_setup  # noqa: E402
 
 #: The linear modules of one Gemma/Llama decoder layer: (name, in features, out features) from the config.
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         "measured_share_of_ceiling": {k: round(v / ceiling, 3) for k, v in measured.items()},
     }
     out = args.results or REPO / "benchmarks" / "results" / "tuning" / f"training-flops-{cpu_slug()}.json"
-    write_results(out, record, argv=["benchmarks/training_flops.py", *(argv if argv is not None else sys.argv[1:])])
+    write_results(out, record, argv=script_argv(__file__, argv))
     print(f"{work['total'] / 1e6:.0f} MFLOP per training token ({work['forward'] / 1e6:.0f} forward, "
           f"{work['backward'] / 1e6:.0f} backward); float32 matmul {gemm['gflops']:.1f} GFLOP/s on {args.threads} threads; "
           f"ceiling {ceiling:.0f} tokens/s; {args.target:.0f} tokens/s needs {record['gflops_needed_for_target']} GFLOP/s")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 KEPT = ("command", "commit", "config", "training_hash", "data", "licences", "exclude", "excluded", "counts",
         "steps", "tokens", "train_seconds", "tokens_per_second", "machine", "python", "torch", "files", "evaluations")
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{source}: not a finished tune run's provenance ({exc}); finish the run first") from exc
     training = {key: provenance[key] for key in KEPT if key in provenance}
     write_results(args.results, {"training": training}, scrub={args.run: "RUN"},
-                  argv=["benchmarks/training_record.py", *(sys.argv[1:] if argv is None else argv)])
+                  argv=script_argv(__file__, argv))
     print(f"wrote {args.results}")
     return 0
 

@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import machine, write_results  # noqa: E402
+from results_file import machine, script_argv, write_results  # noqa: E402
 
 DEFAULT_SETTINGS = "float32,bf16,top-6,top-6+bf16,cache,cache-top-6,cache-top-6+bf16"
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
               "settings": results}
     path = args.results or REPO / "benchmarks" / "results" / "tuning" / f"training-speed-{cpu_slug()}.json"
     write_results(path, record, scrub={args.data.absolute(): "DATA", args.runs.absolute(): "RUNS"},
-                  argv=["benchmarks/training_speed.py", *(argv if argv is not None else sys.argv[1:])])
+                  argv=script_argv(__file__, argv))
     for r in results:
         print(f"{r['setting']:>20}: {r['tokens_per_s']:8.1f} tokens/s  x{r['ratio_to_float32']}  "
               f"(per epoch: {', '.join(str(e['tokens_per_s']) for e in r['epochs'])})")

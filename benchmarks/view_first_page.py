@@ -33,7 +33,7 @@ from judgelab.view import ViewConfig, ViewServer, create_app, load_view_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_file import write_results  # noqa: E402
+from results_file import script_argv, write_results  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "view_first_page.json"
 REQUESTS = {
@@ -113,7 +113,7 @@ def main() -> None:
     print(f"{'request':<60}{'median s':>10}{'max s':>10}{'CPU s':>10}")
     for name, r in result["requests"].items():  # type: ignore[union-attr]
         print(f"{name:<60}{r['median_s']:>10.3f}{r['max_s']:>10.3f}{r['median_cpu_s']:>10.3f}")
-    written = write_results(args.out, result, argv=["benchmarks/view_first_page.py", *sys.argv[1:]])
+    written = write_results(args.out, result, argv=script_argv(__file__))
     print(f"wrote {written}")
 
 

@@ -29,7 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from results_file import shared_folder, write_results  # noqa: E402
+from results_file import script_argv, shared_folder, write_results  # noqa: E402
 
 
 def _pair_wins(pos: list[float], neg: list[float]) -> tuple[float, int]:
@@ -88,7 +88,7 @@ def main() -> int:
               f"{m['within_document_auroc']['high']:.2f}]")
     shared = shared_folder([args.set, *args.run])
     write_results(args.results, {"set": str(args.set), "runs": runs}, scrub={shared: "RUNS"} if shared else None,
-                  argv=["benchmarks/within_document.py", *sys.argv[1:]])
+                  argv=script_argv(__file__))
     return 0
 
 

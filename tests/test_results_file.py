@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from results_file import machine, scrub_paths, source_state, write_results  # noqa: E402
+from results_file import command_line, machine, script_argv, scrub_paths, source_state, write_results  # noqa: E402
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -67,6 +67,16 @@ def test_outside_a_repository_the_commit_is_unknown_not_invented(tmp_path):
 def test_figures_may_not_overwrite_provenance(repo):
     with pytest.raises(ValueError, match="commit"):
         write_results(repo / "benchmarks" / "results" / "x.json", {"commit": "abc"}, repo=repo)
+
+
+def test_the_command_names_the_script_from_the_repository_and_the_arguments_main_was_given(monkeypatch):
+    script = ROOT / "benchmarks" / "bench_adapters.py"
+    monkeypatch.setattr(sys, "argv", ["pytest", "-q", "tests"])
+    assert command_line(script_argv(script, ["--limit", "8"])) == "python benchmarks/bench_adapters.py --limit 8"
+    assert command_line(script_argv(script, [])) == "python benchmarks/bench_adapters.py"
+    # Run as a script (argv None), the process's own arguments are the command's.
+    monkeypatch.setattr(sys, "argv", [str(script), "--data", "DATA"])
+    assert command_line(script_argv(script)) == "python benchmarks/bench_adapters.py --data DATA"
 
 
 def test_cpu_flags_come_from_cpuinfo(tmp_path):
