@@ -78,6 +78,35 @@ def test_bespoke_minichecks_prompt_comes_from_the_spec():
     assert FactCheckingEvaluator.bespoke_config(None).template == "Document: {document}\nClaim: {claim}"
 
 
+def test_the_tuned_judges_relevancy_prompt_comes_from_its_spec_however_the_evaluator_is_built():
+    from judgelab.evaluators import DEFAULT_RELEVANCY_TEMPLATE, RelevancyEvaluator
+    from judgelab.specs import TaskFormat
+    from judgelab.testing import FakeSpec, ScriptedModel
+
+    judge = load_spec("gemma-3-270m-judge")
+    own = judge.tasks["relevancy"].template
+    assert own != DEFAULT_RELEVANCY_TEMPLATE and "{query}" in own and "{response}" in own and "{context}" in own
+    assert evaluator_config("relevancy", judge).template == own
+    assert evaluator_config(None, judge, task="relevancy").template == own
+    assert evaluator_config("relevancy-spring-ai", judge).template == DEFAULT_RELEVANCY_TEMPLATE
+    assert evaluator_config("relevancy", load_spec("gemma-3-270m")).template == DEFAULT_RELEVANCY_TEMPLATE
+
+    class _Judge(ScriptedModel):
+        spec = FakeSpec(tasks={"relevancy": TaskFormat(template="Q {query} R {response} C {context}", system="S",
+                                                       labels={"yes": "Oui", "no": "Non"})})
+
+    model = _Judge({})
+    built = RelevancyEvaluator(model)  # the class, not only the name, asks the judge's own prompt
+    assert (built.prompt_template, built.system, built.labels) == ("Q {query} R {response} C {context}", "S",
+                                                                  ("Oui", "Non"))
+    assert built.config() == build_evaluator("relevancy", model).config()
+    assert built.config() == evaluator_config("relevancy", model.spec)  # type: ignore[arg-type]
+    mine = RelevancyEvaluator(model, prompt_template="{query}|{response}|{context}", threshold=0.7)
+    assert (mine.prompt_template, mine.system, mine.threshold) == ("{query}|{response}|{context}", None, 0.7)
+    assert build_evaluator("relevancy-spring-ai", model).prompt_template == DEFAULT_RELEVANCY_TEMPLATE
+    assert RelevancyEvaluator(ScriptedModel({})).prompt_template == DEFAULT_RELEVANCY_TEMPLATE  # no spec prompt
+
+
 def test_ensembles_and_callables_are_known_only_built(judge_model):
     assert evaluator_config("cascade", judge_model.spec) is None
     assert evaluator_config("jury@gemma-3-270m", judge_model.spec) is None

@@ -38,7 +38,8 @@ from judgelab.specs import load_spec
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The built-in names in ``BUILTIN_EVALUATORS``' order (its classes' names in their ``registered_as`` order).
-BUILTIN_NAMES = ("fact-checking", "fact-checking-sentences", "bespoke-minicheck", "relevancy", "cascade", "jury")
+BUILTIN_NAMES = ("fact-checking", "fact-checking-sentences", "bespoke-minicheck", "relevancy", "relevancy-spring-ai",
+                 "cascade", "jury")
 
 
 class _Model:
@@ -171,13 +172,14 @@ def test_identities_and_template_hashes_are_those_main_wrote(spec_id):
         if spec is not None:  # built, on a model with that spec, it says the same
             built = build_evaluator(name, _SpecModel(spec), **options)
             assert (built.template_hash, evaluator_identity(built)) == (template_hash, ident), (name, option)
-    assert {n.partition("+")[0] for n, _ in MAIN_HASHES} == set(evaluator_names()[:4])  # every shipped template one
+    # every template name shipped before the class registry (relevancy-spring-ai came after)
+    assert {n.partition("+")[0] for n, _ in MAIN_HASHES} == set(evaluator_names()[:4])
 
 
 def test_the_shipped_names_keep_their_order_tasks_and_descriptions():
-    assert evaluator_names()[:6] == BUILTIN_NAMES
+    assert evaluator_names()[:7] == BUILTIN_NAMES
     assert evaluator_tasks()[:2] == ("fact-check", "relevancy")
-    assert [registered_evaluator(n).task for n in evaluator_names()[:6]] == ["fact-check"] * 3 + ["relevancy"] + [
+    assert [registered_evaluator(n).task for n in evaluator_names()[:7]] == ["fact-check"] * 3 + ["relevancy"] * 2 + [
         "fact-check"] * 2
     assert registered_evaluator("bespoke-minicheck").description.startswith("Fact-checking with MiniCheck")
     # the order is the one explicit tuple's: its classes, then the ensembles' entries
@@ -266,7 +268,7 @@ def test_a_new_evaluator_is_one_registered_class(scripted_model):
     # the decorator only attaches the names: nothing is registered until the class is
     assert "test-only-politeness" not in evaluator_names()
     assert register_evaluator_class(PolitenessEvaluator) is PolitenessEvaluator
-    assert evaluator_names()[:6] == BUILTIN_NAMES and evaluator_names()[-1] == "test-only-politeness"
+    assert evaluator_names()[:7] == BUILTIN_NAMES and evaluator_names()[-1] == "test-only-politeness"
     with pytest.raises(JudgelabError, match="already registered; pass replace=True"):
         register_evaluator_class(PolitenessEvaluator)
     assert register_evaluator_class(PolitenessEvaluator, replace=True) is PolitenessEvaluator
@@ -313,7 +315,7 @@ def test_the_docs_worked_example_is_a_user_module_that_registers_after_the_built
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert evaluator_names() == (*before, "politeness")  # appended; no built-in moved
-    assert evaluator_names()[:6] == BUILTIN_NAMES
+    assert evaluator_names()[:7] == BUILTIN_NAMES
     model = _Scripted(scripted_model, {"Thank you kindly": 0.9, "Go away": 0.2})
     ev = build_evaluator("politeness", model)
     assert isinstance(ev, module.PolitenessEvaluator) and ev.name == "politeness"
