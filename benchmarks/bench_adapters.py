@@ -4,7 +4,8 @@
         --judge previous=runs/clean1/gemma-3-270m-judge-clean1.toml --judge candidate=runs/rel2/judge.toml \\
         --results benchmarks/results/bench/adapters-LABEL.json
 
-Every judge (the shipped ``gemma-3-270m-judge``, the baseline, and each ``--judge NAME=SPEC``) is scored
+Every judge (the shipped ``gemma-3-270m-judge``, the baseline unless ``--baseline`` names another, and each
+``--judge NAME=SPEC``) is scored
 on sets no shipped adapter trains on: WiCE (Wikipedia citations), FaithBench (news summaries with
 model-written errors), HaluEval QA as fact-check and as relevancy rows, SummEdits' news and ectsum
 (earnings-call) domains (only its scitldr domain is a training source), and the starter set (its
@@ -57,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/bench-adapters"))
     ap.add_argument("--judge", type=_judge, action="append", default=[], metavar="NAME=MODEL",
                     help="a judge to compare with the shipped one (repeatable)")
+    ap.add_argument("--baseline", default=SHIPPED, metavar="NAME",
+                    help="the judge the others are admitted against (default the shipped one; name a --judge to "
+                    "admit the shipped judge against it, e.g. the spec it replaces)")
     ap.add_argument("--limit", type=int, default=80, help="rows per set and task (default 80)")
     ap.add_argument("--no-long-documents", action="store_true",
                     help="leave out WiCE and ectsum, whose documents run to thousands of words (dozens of chunks a "
@@ -67,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = BenchSpec.checked({
         "judge": [{"model": SHIPPED}, *args.judge], "out": str(args.out),
         "sets": out_of_source_sets(args.data, long_documents=not args.no_long_documents),
-        "limit": args.limit, "baseline": SHIPPED,
+        "limit": args.limit, "baseline": args.baseline,
     })
     result = bench(spec, progress=False, command=command_line(command_argv))
     write_results(args.results, {"leaderboard": json.loads(result.leaderboard.model_dump_json())},
