@@ -12,7 +12,8 @@ rows under several relevancy templates, each a ``RelevancyEvaluator(prompt_templ
   adapter trained on them; the best mean AUROC over the judges wins);
 - it is **reported** on HaluEval QA relevancy rows (evaluation-only, never used to choose) and on the
   starter set's relevancy rows, as the paired AUROC difference from Spring AI's template on the same rows,
-  with a unit-clustered bootstrap interval.
+  with a unit-clustered bootstrap interval (each AUROC's own interval resamples rows), and the AUROC of the
+  replies that answer against each kind of reply that does not.
 
 Scores go to ``OUT/<judge>/<template>/<set>.jsonl`` (resumable). The results file is written with
 ``results_file.write_results`` (command, commit, dirty flag, CPU flags, versions).
@@ -56,6 +57,16 @@ TEMPLATES: dict[str, str] = {
 
 def _auroc(y: np.ndarray, s: np.ndarray) -> float:
     return float(roc_auc_score(y, s))
+
+
+def _by_kind(rows: Sequence[LabelledRow], y: np.ndarray, s: np.ndarray) -> dict[str, float]:
+    """AUROC of the replies that answer (label 1) against each kind of reply that does not (``meta["kind"]``)."""
+    kinds = np.array([str((r.meta or {}).get("kind", "?")) for r in rows])
+    out = {}
+    for kind in sorted(set(kinds[y == 0])):
+        keep = (y == 1) | (kinds == kind)
+        out[kind] = _auroc(y[keep], s[keep])
+    return out
 
 
 def _sample(rows: Sequence[LabelledRow], units: int) -> list[LabelledRow]:
@@ -114,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             for name in templates:
                 s = scores[judge, name, set_name]
                 auroc = bootstrap_interval(_auroc, y, s)
-                cell: dict[str, object] = {"auroc": {"estimate": auroc.estimate, "low": auroc.low, "high": auroc.high}}
+                cell: dict[str, object] = {"auroc": {"estimate": auroc.estimate, "low": auroc.low, "high": auroc.high},
+                                           "by_kind": _by_kind(rows, y, s)}
                 if name != "spring-ai":
                     d = paired_difference(_auroc, [y], [scores[judge, "spring-ai", set_name]], [s], units=units)
                     cell["vs_spring_ai"] = {"estimate": d.estimate, "low": d.low, "high": d.high}
@@ -135,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                 d = cell.get("vs_spring_ai")
                 vs = "" if d is None else f"  vs spring-ai {d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
                 print(f"  {key:45s} {a['estimate']:.3f} [{a['low']:.3f}, {a['high']:.3f}]{vs}")
+                print("  " + " " * 45 + " by kind: " + ", ".join(f"{k} {v:.3f}" for k, v in cell["by_kind"].items()))
     print(f"\nchosen on SQuAD train: {chosen}\nresults: {args.results}")
     return 0
 
