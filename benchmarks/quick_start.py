@@ -10,7 +10,8 @@ included), and writes one results file (``results_file.write_results``: this scr
 commit and whether the tree was dirty, the CPU model and its AVX2 / AVX-512 / AMX flags, llama.cpp's
 system info, the library versions) with the job's command (``job``), the printed text, and the
 figures the README and docs quote: per task the shipped threshold, balanced accuracy, AUROC and
-ECE with their intervals, and AUROC per group.
+ECE with their intervals, and AUROC per group; and the job's wall time (``job_seconds``, with the
+score records it resumed instead of scoring and the load average when it started).
 ``--compare-with RUN`` adds ``judgelab compare RUN OUT --task fact-check --json`` (paired, the
 same rows). ``tests/test_published_figures.py`` holds README and docs to these files.
 """
@@ -19,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +77,18 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     command = ["judgelab", "calibrate"] + (["--model", args.model] if args.model else [])
     command += ["--out", args.out] if args.out != "runs/calibrate" else []
+    scores = Path(args.out) / "scores.jsonl"
+    resumed = sum(1 for _ in scores.open(encoding="utf-8")) if scores.is_file() else 0
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
     text = printed(done.stdout, done.stderr)
     print(text)
-    result: dict[str, Any] = {"job": " ".join(command), "exit_code": done.returncode, "output": text}
+    result: dict[str, Any] = {"job": " ".join(command), "exit_code": done.returncode, "output": text,
+                              # the job's wall time means something only when it scored every row itself
+                              "job_seconds": round(seconds, 1), "records_resumed": resumed,
+                              "load_average_at_start": load}
     metrics_path = Path(args.out) / "metrics.json"
     if metrics_path.is_file():
         result["tasks"] = figures(json.loads(metrics_path.read_text(encoding="utf-8")))

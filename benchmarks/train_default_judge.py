@@ -225,11 +225,40 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, help="stop the schedule after this many steps (a quick trial)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--heldout-max", type=int, default=16, help="held-out rows per source scored in the report")
+    p.add_argument("--judge-relevancy-prompt", action="store_true",
+                   help="render relevancy rows (--squad) with the shipped judge's own relevancy prompt ([tasks.relevancy] "
+                   "of models/gemma-3-270m-judge.toml) instead of Spring AI's; the tuned spec carries it")
     p.add_argument("--name", default="gemma-3-270m-judge")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--ship", type=Path, metavar="MODELS_DIR",
                    help="when finished, copy the adapter and spec into MODELS_DIR (e.g. models)")
     return p
+
+
+def base_model(args: argparse.Namespace) -> str:
+    """The base model to tune: ``gemma-3-270m``, or with ``--judge-relevancy-prompt`` its spec plus the shipped
+    judge's ``[tasks.relevancy]``, written beside the run (``OUT.base.toml``) so that the same command resumes.
+
+    Training renders each task's rows with the evaluator the base's spec gets, and the tuned spec copies the
+    base's fields: so the relevancy rows are rendered with the prompt the judge will be asked, and it ships with it.
+    """
+    if not args.judge_relevancy_prompt:
+        return "gemma-3-270m"
+    import tomllib
+
+    judge = tomllib.loads((REPO / "models" / "gemma-3-270m-judge.toml").read_text(encoding="utf-8"))
+    template = judge["tasks"]["relevancy"]["template"]
+    base = (REPO / "models" / "gemma-3-270m.toml").read_text(encoding="utf-8")
+    quoted = '"""' + template.replace("\\", "\\\\").replace('"""', '\\"""') + '"""'
+    path = Path(f"{args.out}.base.toml").resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = (base.rstrip("\n") + "\n\n# Added by train_default_judge.py --judge-relevancy-prompt: the shipped judge's own "
+            "relevancy prompt.\n[tasks.relevancy]\ntemplate = " + quoted + "\n")
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    if tomllib.loads(text)["tasks"]["relevancy"]["template"] != template:
+        raise SystemExit(f"train_default_judge.py: {path} does not read back the judge's relevancy prompt")
+    return str(path)
 
 
 def build_config(args: argparse.Namespace):
@@ -239,7 +268,7 @@ def build_config(args: argparse.Namespace):
 
     sets, weights = sets_and_weights(args.data, args)
     return TuneConfig(
-        sets=sets, weights=weights, rows=int(sum(weights)), out=args.out, model="gemma-3-270m",
+        sets=sets, weights=weights, rows=int(sum(weights)), out=args.out, model=base_model(args),
         evaluator="fact-checking", heldout=0.1, heldout_max=args.heldout_max, max_tokens=args.max_tokens,
         long_rows="chunk", chunk_tokens=args.chunk_tokens, autocast=args.autocast, max_steps=args.max_steps,
         exclude=(str(args.exclude),) if args.exclude else (),
