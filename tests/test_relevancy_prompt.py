@@ -1,0 +1,77 @@
+"""The judge's own relevancy prompt: the one the benchmark chose, and the base spec training renders with.
+
+``benchmarks/relevancy_templates.py`` chose the prompt that ``models/gemma-3-270m-judge.toml`` ships
+(docs/tuning.md, "Relevancy as a claim"); ``train_default_judge.py --judge-relevancy-prompt`` writes
+a base spec that carries it, so that training renders relevancy rows as the judge will be asked.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from judgelab.calibration import LabelledRow
+from judgelab.evaluators import RelevancyEvaluator, evaluator_config
+from judgelab.specs import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str) -> ModuleType:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_shipped_relevancy_prompt_is_the_one_the_benchmark_chose():
+    templates = _script("relevancy_templates").TEMPLATES
+    shipped = load_spec("gemma-3-270m-judge").tasks["relevancy"].template
+    # Editing either without the other ships a prompt no results file measured: rerun the benchmark.
+    assert shipped == templates["claim-answer-is"]
+    for template in templates.values():  # every candidate is a valid relevancy template
+        assert RelevancyEvaluator.config_for(prompt_template=template).template == template
+
+
+def _row(unit: str, label: int, kind: str) -> LabelledRow:
+    return LabelledRow(id=f"{unit}-{kind}", task="relevancy", user_text="q?", documents=["d."], response="r",
+                       label=label, meta={"pair": unit, "kind": kind})
+
+
+def test_the_sample_keeps_units_whole_and_spreads_over_the_file():
+    mod = _script("relevancy_templates")
+    rows = [_row(f"u{i}", label, kind) for i in range(10) for label, kind in ((1, "on-topic"), (0, "off-topic"))]
+    sample = mod._sample(rows, 3)
+    units = [r.unit for r in sample]
+    assert sorted(set(units)) == ["u0", "u3", "u6"]  # every third unit of ten, from the first
+    assert all(units.count(u) == 2 for u in set(units))  # whole units
+
+
+def test_auroc_by_kind_pits_the_answers_against_one_kind_at_a_time():
+    mod = _script("relevancy_templates")
+    rows = [_row("a", 1, "on-topic"), _row("b", 1, "on-topic"), _row("a", 0, "off-topic"), _row("b", 0, "off-topic"),
+            _row("a", 0, "different-question"), _row("b", 0, "different-question")]
+    y = np.array([r.label for r in rows])
+    s = np.array([0.9, 0.8, 0.1, 0.2, 0.95, 0.85])  # off-topic ranked below, the neighbours above half the answers
+    assert mod._by_kind(rows, y, s) == {"different-question": 0.25, "off-topic": 1.0}
+
+
+def test_the_training_base_spec_carries_the_judges_relevancy_prompt(tmp_path):
+    mod = _script("train_default_judge")
+    args = mod.parser().parse_args(["--out", str(tmp_path / "run"), "--judge-relevancy-prompt"])
+    path = Path(mod.base_model(args))
+    assert path == (tmp_path / "run.base.toml").resolve()
+    base, judge = load_spec(str(path)), load_spec("gemma-3-270m-judge")
+    assert base.id == "gemma-3-270m" and base.tasks["relevancy"].template == judge.tasks["relevancy"].template
+    # training renders relevancy rows with the evaluator the base gets by name: the judge's prompt
+    assert evaluator_config(None, base, task="relevancy").template == judge.tasks["relevancy"].template
+    first = path.read_text(encoding="utf-8")
+    assert Path(mod.base_model(args)).read_text(encoding="utf-8") == first  # the same command resumes the same file
+    without = mod.parser().parse_args(["--out", str(tmp_path / "plain")])
+    assert mod.base_model(without) == "gemma-3-270m" and not (tmp_path / "plain.base.toml").exists()
