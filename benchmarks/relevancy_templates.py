@@ -105,13 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for name in templates:
                 evaluator = RelevancyEvaluator(model, prompt_template=TEMPLATES[name])
+                folder = args.out / judge.replace("/", "_") / name
                 for set_name, rows in sets.items():
-                    folder = args.out / judge.replace("/", "_") / name
                     records = run(evaluator, rows, out=folder / f"{set_name.split()[0]}.jsonl", progress=False)
                     by_id = {rec.id: rec.score for rec in records}
-                    scores[judge, name, set_name] = np.array([by_id[r.id] for r in rows], dtype=float)
-                    print(f"{judge} {name} {set_name}: AUROC "
-                          f"{_auroc(np.array([r.label for r in sets[set_name]]), scores[judge, name, set_name]):.3f}",
+                    s = scores[judge, name, set_name] = np.array([by_id[r.id] for r in rows], dtype=float)
+                    print(f"{judge} {name} {set_name}: AUROC {_auroc(np.array([r.label for r in rows]), s):.3f}",
                           flush=True)
         finally:
             model.close()

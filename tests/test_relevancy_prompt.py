@@ -7,10 +7,8 @@ a base spec that carries it, so that training renders relevancy rows as the judg
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 
@@ -19,19 +17,14 @@ from judgelab.evaluators import RelevancyEvaluator, evaluator_config
 from judgelab.specs import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-
-def _script(name: str) -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import relevancy_templates  # noqa: E402
+import train_default_judge  # noqa: E402
 
 
 def test_the_shipped_relevancy_prompt_is_the_one_the_benchmark_chose():
-    templates = _script("relevancy_templates").TEMPLATES
+    templates = relevancy_templates.TEMPLATES
     shipped = load_spec("gemma-3-270m-judge").tasks["relevancy"].template
     # Editing either without the other ships a prompt no results file measured: rerun the benchmark.
     assert shipped == templates["claim-answer-is"]
@@ -45,7 +38,7 @@ def _row(unit: str, label: int, kind: str) -> LabelledRow:
 
 
 def test_the_sample_keeps_units_whole_and_spreads_over_the_file():
-    mod = _script("relevancy_templates")
+    mod = relevancy_templates
     rows = [_row(f"u{i}", label, kind) for i in range(10) for label, kind in ((1, "on-topic"), (0, "off-topic"))]
     sample = mod._sample(rows, 3)
     units = [r.unit for r in sample]
@@ -54,7 +47,7 @@ def test_the_sample_keeps_units_whole_and_spreads_over_the_file():
 
 
 def test_auroc_by_kind_pits_the_answers_against_one_kind_at_a_time():
-    mod = _script("relevancy_templates")
+    mod = relevancy_templates
     rows = [_row("a", 1, "on-topic"), _row("b", 1, "on-topic"), _row("a", 0, "off-topic"), _row("b", 0, "off-topic"),
             _row("a", 0, "different-question"), _row("b", 0, "different-question")]
     y = np.array([r.label for r in rows])
@@ -63,7 +56,7 @@ def test_auroc_by_kind_pits_the_answers_against_one_kind_at_a_time():
 
 
 def test_the_training_base_spec_carries_the_judges_relevancy_prompt(tmp_path):
-    mod = _script("train_default_judge")
+    mod = train_default_judge
     args = mod.parser().parse_args(["--out", str(tmp_path / "run"), "--judge-relevancy-prompt"])
     path = Path(mod.base_model(args))
     assert path == (tmp_path / "run.base.toml").resolve()
