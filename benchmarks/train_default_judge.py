@@ -228,6 +228,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-relevancy-prompt", action="store_true",
                    help="render relevancy rows (--squad) with the shipped judge's own relevancy prompt ([tasks.relevancy] "
                    "of models/gemma-3-270m-judge.toml) instead of Spring AI's; the tuned spec carries it")
+    p.add_argument("--init-adapter", type=Path, metavar="PEFT_DIR",
+                   help="continue training this adapter (e.g. models/gemma-3-270m-judge/peft, the shipped one) "
+                   "instead of starting a fresh one (judgelab tune --init-adapter)")
     p.add_argument("--name", default="gemma-3-270m-judge")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--ship", type=Path, metavar="MODELS_DIR",
@@ -277,6 +280,7 @@ def build_config(args: argparse.Namespace):
         seed=args.seed, split_seed=args.split_seed, device=args.device, threads=args.threads, checkpoint_every=10,
         progress=not args.no_progress, name=args.name,
         layers=f"top-{args.adapt_top}" if args.adapt_top else "top-half", cache=args.cache, cache_mb=args.cache_mb,
+        init_adapter=str(args.init_adapter) if args.init_adapter else None,
     )
 
 

@@ -193,6 +193,44 @@ def test_adapter_sha256_is_checked_on_load(tuned, tmp_path):
         load_model(copy / SPEC_FILE, n_threads=1)
 
 
+# -- continued training (--init-adapter) ----------------------------------------
+
+
+def test_init_adapter_starts_from_the_given_weights(toy_set, tuned, tmp_path):
+    """One step at a vanishing learning rate from the fixture's adapter ends where that adapter is (a fresh
+    LoRA would start with zero B matrices); the folder's weights, not its path, are in the resume hash."""
+    from safetensors.numpy import load_file
+
+    moved = tmp_path / "moved-peft"
+    shutil.copytree(tuned / "peft", moved)
+    config = TuneConfig(sets=(str(toy_set),), out=str(tmp_path / "run"), heldout=0.0, batch=4, max_steps=1, lr=1e-12,
+                        threads=1, progress=False, init_adapter=str(moved))
+    result = tune(config)
+    start = load_file(str(tuned / "peft" / "adapter_model.safetensors"))
+    end = load_file(str(result.out / "peft" / "adapter_model.safetensors"))
+    assert start.keys() == end.keys()
+    b_matrices = [k for k in start if "lora_B" in k]
+    assert b_matrices and max(float(np.abs(start[k]).max()) for k in b_matrices) > 1e-4  # trained: not zero
+    assert max(float(np.abs(start[k] - end[k]).max()) for k in start) < 1e-6
+    prov = json.loads((result.out / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    assert prov["init_adapter_sha256"] == sha256_file(moved / "adapter_model.safetensors")
+    at_origin = TuneConfig(sets=(str(toy_set),), out="elsewhere", heldout=0.0, batch=4, max_steps=1, lr=1e-12,
+                           threads=1, progress=False, init_adapter=str(tuned / "peft"))
+    assert at_origin.training_hash() == config.training_hash()
+    fresh = TuneConfig(sets=(str(toy_set),), out="elsewhere", heldout=0.0, batch=4, max_steps=1, lr=1e-12)
+    assert fresh.training_hash() != config.training_hash()
+
+
+def test_error_init_adapter_of_another_rank(toy_set, tuned, tmp_path):
+    _assert_user_error(_run_cli(_tune_args(toy_set, tmp_path / "o", "--rank", "8", "--init-adapter",
+                                           str(tuned / "peft"))), "init_adapter", "r 16 (this run: 8)")
+
+
+def test_error_init_adapter_folder_missing(toy_set, tmp_path):
+    _assert_user_error(_run_cli(_tune_args(toy_set, tmp_path / "o", "--init-adapter", str(tmp_path / "nothing"))),
+                       "init_adapter", "does not exist")
+
+
 # -- bad input: one line, exit 2 -------------------------------------------------
 
 

@@ -54,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--adapt-top", type=positive_int, metavar="K",
                    help="LoRA on the top K decoder layers only (the same as --layers top-K): no backward pass "
                    "below them")
+    p.add_argument("--init-adapter", metavar="PEFT_DIR",
+                   help="start from this PEFT adapter's LoRA weights (e.g. a tuned judge's peft/ folder): continued "
+                   "training; its rank, alpha, modules and layers must be this run's")
     p.add_argument("--epochs", type=positive_int, default=1)
     p.add_argument("--max-steps", type=positive_int)
     p.add_argument("--lr", type=float, default=1e-4)
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         split_seed=args.split_seed,
         cache=args.cache, cache_mb=args.cache_mb,
         device=args.device, dtype=args.dtype, threads=args.threads, checkpoint_every=args.checkpoint_every,
-        stop_after=args.stop_after, progress=not args.no_progress, name=args.name,
+        stop_after=args.stop_after, progress=not args.no_progress, name=args.name, init_adapter=args.init_adapter,
     )
     result = tune(config)
     if not result.finished:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
-from judgelab.errors import check_parameter
+from judgelab.errors import ParameterError, check_parameter
 
 __all__ = ["TuneConfig", "DEFAULT_TARGET_MODULES", "PAIRED_KINDS", "PEFT_HINT", "is_paired_source"]
 
@@ -18,7 +19,9 @@ DEFAULT_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "
 # Fields that do not change what is trained (so a resumed run may change them).
 _RUNTIME_FIELDS = {"out", "threads", "progress", "stop_after", "checkpoint_every", "name", "licences", "cache_mb"}
 # Fields added after runs were checkpointed: hashed only when set, so those runs still resume.
-_HASHED_WHEN_SET: dict[str, object] = {"cache": "none", "split_seed": None}
+_HASHED_WHEN_SET: dict[str, object] = {"cache": "none", "split_seed": None, "init_adapter": None}
+#: The weights file of a PEFT adapter folder (``init_adapter``).
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,13 @@ class TuneConfig:
     licences
         The licence of each set's text, one per set (or none): recorded in
         the provenance, not used in training.
+    init_adapter
+        A PEFT adapter folder (``adapter_config.json``,
+        ``adapter_model.safetensors``, e.g. a shipped judge's ``peft/``) whose
+        LoRA weights start the run instead of PEFT's zero-B initialisation:
+        continued training of an adapter. Its rank, alpha, target modules and
+        layers must be the run's. ``None``: a fresh adapter. The training
+        hash holds the weights' SHA-256, not the path, so a moved folder resumes.
     """
 
     sets: tuple[str, ...]
@@ -151,6 +161,7 @@ class TuneConfig:
     progress: bool = True
     name: str | None = None
     licences: tuple[str, ...] = ()
+    init_adapter: str | None = None
 
     def __post_init__(self) -> None:
         where = "TuneConfig"
@@ -177,6 +188,8 @@ class TuneConfig:
         check_parameter(self.checkpoint_every >= 1, "checkpoint_every", where, "an int >= 1", self.checkpoint_every)
         check_parameter(bool(self.target_modules), "target_modules", where, "at least one module name",
                         self.target_modules)
+        if self.init_adapter is not None:  # before the model loads: a typo costs no minutes
+            _sha256(Path(self.init_adapter) / ADAPTER_WEIGHTS)
         check_parameter(self.layers in ("top-half", "all") or _is_range(self.layers) or _top_k(self.layers) > 0,
                         "layers", where, "'top-half', 'top-K' (K >= 1), 'all' or 'A-B'", self.layers)
 
@@ -192,6 +205,8 @@ class TuneConfig:
         """A hash of the fields that decide the adapter (a resumed run must match it)."""
         data = {k: v for k, v in asdict(self).items() if k not in _RUNTIME_FIELDS
                 and not (k in _HASHED_WHEN_SET and v == _HASHED_WHEN_SET[k])}
+        if self.init_adapter is not None:  # the weights decide the run, not where they lie
+            data["init_adapter"] = _sha256(Path(self.init_adapter) / ADAPTER_WEIGHTS)
         if data.get("split_seed") == self.seed:
             del data["split_seed"]  # the same split as leaving it unset
         if any(is_paired_source(spec) for spec in self.sets):
@@ -224,6 +239,14 @@ def is_paired_source(spec: str) -> bool:
     """Whether set ``spec`` is made by a pair generator (``PAIRED_KINDS``), e.g. ``num:fever.jsonl``."""
     kind, sep, _ = str(spec).partition(":")
     return bool(sep) and kind in PAIRED_KINDS
+
+
+def _sha256(path: Path) -> str:
+    if not path.is_file():
+        raise ParameterError(f"init_adapter: {path} does not exist; pass a PEFT adapter folder (one with "
+                             f"adapter_config.json and {ADAPTER_WEIGHTS}, e.g. a tuned judge's peft/).",
+                             name="init_adapter")
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _top_k(text: str) -> int:

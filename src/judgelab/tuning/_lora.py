@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import BackendUnavailableError, ParameterError
-from judgelab.tuning._config import PEFT_HINT, TuneConfig
+from judgelab.tuning._config import ADAPTER_WEIGHTS, PEFT_HINT, TuneConfig
 from judgelab.tuning._hidden_cache import SplitForward
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from judgelab.tuning._data import Example
 
-__all__ = ["import_peft", "attach_lora", "LabelReader"]
+__all__ = ["import_peft", "attach_lora", "load_initial_adapter", "LabelReader"]
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,48 @@ def attach_lora(lm: PreTrainedModel, config: TuneConfig, base_id: str) -> PeftMo
     log.info("LoRA rank %d on layers %d-%d (%s): %d trainable parameters", config.rank, layers[0],
              layers[-1], ",".join(config.target_modules), trainable)
     return wrapped
+
+
+def load_initial_adapter(peft_model: PeftModel, config: TuneConfig, n_layers: int) -> None:
+    """Start ``peft_model``'s LoRA from the weights of ``config.init_adapter`` (continued training).
+
+    Raises
+    ------
+    ParameterError
+        When the folder is not a PEFT LoRA adapter, or its rank, alpha, target
+        modules or layers are not this run's (the weights would not fit, or
+        would be scaled differently).
+    """
+    import json
+    from pathlib import Path
+
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    folder = Path(str(config.init_adapter))
+    try:
+        saved = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"init_adapter: cannot read {folder / 'adapter_config.json'} ({exc}); pass a PEFT "
+                             "adapter folder, e.g. a tuned judge's peft/.", name="init_adapter") from exc
+    ours = {"peft_type": "LORA", "r": config.rank, "lora_alpha": float(config.alpha),
+            "target_modules": sorted(config.target_modules), "layers_to_transform": config.layer_indices(n_layers)}
+    theirs = {"peft_type": saved.get("peft_type"), "r": saved.get("r"),
+              "lora_alpha": float(saved.get("lora_alpha") or 0.0), "target_modules": sorted(saved.get("target_modules") or []),
+              "layers_to_transform": saved.get("layers_to_transform")}
+    differ = [f"{k} {theirs[k]} (this run: {ours[k]})" for k in ours if theirs[k] != ours[k]]
+    if differ:
+        raise ParameterError(f"init_adapter: {folder} does not fit this run: its {'; '.join(differ)}. Tune with the "
+                             "adapter's settings (--rank, --alpha, --target-modules, --layers) or start a fresh "
+                             "adapter.", name="init_adapter")
+    weights = load_file(str(folder / ADAPTER_WEIGHTS))
+    result = set_peft_model_state_dict(peft_model, weights)
+    missing = [k for k in getattr(result, "missing_keys", []) if "lora_" in k]
+    if missing or getattr(result, "unexpected_keys", []):
+        raise ParameterError(f"init_adapter: {folder}'s weights do not match the run's LoRA modules ("
+                             f"{len(missing)} missing, e.g. {missing[:1]}; unexpected "
+                             f"{list(getattr(result, 'unexpected_keys', []))[:1]}).", name="init_adapter")
+    log.info("LoRA starts from %s (%d tensors)", folder, len(weights))
 
 
 class LabelReader:

@@ -16,6 +16,7 @@ from judgelab.calibration import LabelledRow, write_rows
 from judgelab.engine import gguf_metadata
 from judgelab.specs import ModelSpec, load_spec
 from judgelab.tuning._checkpoint import RunState
+from judgelab.tuning._config import ADAPTER_WEIGHTS
 from judgelab.weights import resolve_weights, sha256_file
 
 if TYPE_CHECKING:
@@ -140,6 +141,8 @@ def write_outputs(trainer: Any, state: RunState, *, heldout_rows: Mapping[str, S
         "base": base.id,
         "config": {k: v for k, v in config.__dict__.items()},
         "training_hash": config.training_hash(),
+        "init_adapter_sha256": (sha256_file(Path(config.init_adapter) / ADAPTER_WEIGHTS)
+                                if config.init_adapter is not None else None),
         "data": _set_files(config.sets),
         "licences": dict(zip(config.sets, config.licences)),
         "exclude": _set_files(config.exclude),

@@ -21,7 +21,7 @@ from judgelab.tuning._cpu import NATIVE_BF16_FLAGS, cpu_flags, native_bf16
 from judgelab.tuning._data import Example, SourceCounts, balance_examples, fits, load_sources, render_examples, split_sources
 from judgelab.tuning._evaluate import HeldoutEvaluation, HeldoutScores, evaluate_heldout, pick_heldout
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
-from judgelab.tuning._lora import LabelReader, attach_lora, import_peft
+from judgelab.tuning._lora import LabelReader, attach_lora, import_peft, load_initial_adapter
 
 if TYPE_CHECKING:
     import torch
@@ -159,6 +159,8 @@ class _Trainer:
         self.examples = examples
         lm = model.backend.torch_model
         self.peft_model = attach_lora(lm, config, model.spec.id)
+        if config.init_adapter is not None:
+            load_initial_adapter(self.peft_model, config, len(lm.get_decoder().layers))
         labels = {ex.labels for ex in examples}
         if len(labels) != 1:
             raise JudgelabError(f"The training rows are asked with different label pairs {sorted(labels)}; "
@@ -275,7 +277,8 @@ def tune(config: TuneConfig) -> TuneResult:
     else:
         log.info("resuming %s at step %d of %d", out, state.step, len(steps))
     if not state.evaluations and any(heldout.values()):
-        state.evaluations.append({"epoch": 0, "step": 0, **_evaluate(trainer, heldout, "base")})
+        start = "base" if config.init_adapter is None else "initial adapter"
+        state.evaluations.append({"epoch": 0, "step": 0, **_evaluate(trainer, heldout, start)})
     return _run(trainer, steps, state, (heldout, held), counts, out)
 
 
