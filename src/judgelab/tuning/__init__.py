@@ -18,7 +18,7 @@ from judgelab.tuning._gguf import export_gguf_adapter
 from judgelab.tuning._hidden_cache import HiddenCache, SplitForward, check_split
 from judgelab.tuning._lora import LabelReader, attach_lora
 from judgelab.tuning._output import PROVENANCE_FILE, SPEC_FILE, heldout_file_name
-from judgelab.tuning._report import tuning_report
+from judgelab.tuning._report import FigureMarks, tuning_report
 from judgelab.tuning._report import write_report as write_tuning_report
 from judgelab.tuning._ship import ship_adapter
 from judgelab.tuning._train import TuneResult, tune
@@ -27,6 +27,7 @@ from judgelab.weights import sha256_file
 __all__ = [
     "DEFAULT_TARGET_MODULES",
     "Example",
+    "FigureMarks",
     "HiddenCache",
     "LabelReader",
     "PAIRED_KINDS",

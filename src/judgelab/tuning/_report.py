@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,9 +14,31 @@ from judgelab.calibration.report import Block, Bullets, Figure, Paragraph, Repor
 if TYPE_CHECKING:
     from judgelab.tuning._evaluate import HeldoutEvaluation
 
-__all__ = ["tuning_report", "write_report"]
+__all__ = ["FigureMarks", "tuning_report", "write_report"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FigureMarks:
+    """Where a report's measured figures are kept, so each gets the docs' figure marker.
+
+    ``file`` is a results file (relative to ``benchmarks/results/``) that holds the run's provenance under
+    ``prefix`` (``benchmarks/training_record.py`` writes it under ``training``). A figure is rendered as
+    ``0.875<!-- fig FILE PREFIX.KEY -->``, which ``tests/test_published_figures.py`` holds to the file.
+    """
+
+    file: str
+    prefix: str = ""
+
+    def __call__(self, text: str, key: str) -> str:
+        if text == "n/a":
+            return text
+        return f"{text}<!-- fig {self.file} {self.prefix + '.' if self.prefix else ''}{key} -->"
+
+
+def _unmarked(text: str, key: str) -> str:
+    return text
 
 
 def _plot_losses(losses: Sequence[tuple[int, float]], path: Path) -> bool:
@@ -48,7 +71,7 @@ def _fmt(x: object) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
-def _metrics_block(evaluations: Sequence[HeldoutEvaluation]) -> Block:
+def _metrics_block(evaluations: Sequence[HeldoutEvaluation], mark: Callable[[str, str], str] = _unmarked) -> Block:
     """Held-out AUROC and balanced accuracy per source and overall, one column group per evaluation."""
     if not evaluations:
         return Paragraph("No held-out rows (heldout = 0).")
@@ -60,15 +83,18 @@ def _metrics_block(evaluations: Sequence[HeldoutEvaluation]) -> Block:
     for name in [*sources, "overall"]:
         cells = []
         n = None
-        for e in evaluations:
+        for i, e in enumerate(evaluations):
             m = e["overall"] if name == "overall" else e["sources"].get(name, {})
+            where = f"evaluations.{i}." + ("overall" if name == "overall" else f"sources.{name}")
             n = m.get("n", n)
-            cells += [_fmt(m.get("auroc")), _fmt(m.get("balanced_accuracy")), _fmt(m.get("best_balanced_accuracy"))]
+            cells += [mark(_fmt(m.get(k)), f"{where}.{k}") for k in ("auroc", "balanced_accuracy",
+                                                                     "best_balanced_accuracy")]
         rows.append((name, str(n) if n is not None else "", *cells))
     return Table(tuple(header), tuple(rows))
 
 
-def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None) -> Report:
+def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None,
+                  marks: FigureMarks | None = None) -> Report:
     """The training report of one run, from its provenance.
 
     Parameters
@@ -78,20 +104,26 @@ def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None)
         row counts per source, held-out evaluations.
     loss_figure
         The loss plot's path for markdown (``loss.png``); None: no plot.
+    marks
+        The results file that keeps this provenance: every measured figure gets its marker. None: no
+        markers (a run folder's own report).
 
     Returns
     -------
     Report
     """
     cfg = provenance["config"]
+    mark: Callable[[str, str], str] = marks or _unmarked
     blocks: list[Block] = [
         Bullets((
             f"command: `{provenance['command']}`",
             f"LoRA rank {cfg['rank']}, alpha {cfg['alpha']}, layers {cfg['layers']}, modules "
-            f"{', '.join(cfg['target_modules'])}; lr {cfg['lr']}, batch {cfg['batch']}, epochs {cfg['epochs']}, "
+            f"{', '.join(cfg['target_modules'])}; lr `{cfg['lr']}`, batch {cfg['batch']}, epochs {cfg['epochs']}, "
             f"seed {cfg['seed']}" + ("" if cfg.get("split_seed") is None else f", held-out split seed {cfg['split_seed']}"),
-            f"{provenance['steps']} steps, {provenance['tokens']:,} training tokens in {provenance['train_seconds']:.0f} s "
-            f"({provenance['tokens_per_second']:.0f} tokens/s) on {provenance['machine']}",
+            f"{mark(str(provenance['steps']), 'steps')} steps, {mark(format(provenance['tokens'], ','), 'tokens')} "
+            f"training tokens in {mark(format(provenance['train_seconds'], '.0f'), 'train_seconds')} s "
+            f"({mark(format(provenance['tokens_per_second'], '.0f'), 'tokens_per_second')} tokens/s) on "
+            f"{provenance['machine']}",
         )),
         Section("Data", (
             Table(("source", "rows", "excluded", "training pool", "dropped (overlap held-out)", "trained", "held out",
@@ -107,7 +139,7 @@ def tuning_report(provenance: dict[str, Any], *, loss_figure: str | None = None)
                       "dropped; `heldout.jsonl` holds all of them, for `judgelab calibrate --set`."),
         )),
         Section("Held-out metrics (base = before training)", (
-            _metrics_block(provenance["evaluations"]),
+            _metrics_block(provenance["evaluations"], mark),
             Paragraph("BA@0.5: balanced accuracy at threshold 0.5; best BA: at the best threshold on these rows "
                       "(optimistic; calibrate chooses it on a dev split)."),
         )),
@@ -123,10 +155,11 @@ def _excluded(by_kind: dict[str, int] | None) -> str:
     return f"{sum(by_kind.values())} (" + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())) + ")"
 
 
-def write_report(out: Path, provenance: dict[str, Any], losses: Sequence[tuple[int, float]]) -> Path:
-    """``out/report.md`` and ``out/loss.png``."""
+def write_report(out: Path, provenance: dict[str, Any], losses: Sequence[tuple[int, float]], *,
+                 marks: FigureMarks | None = None) -> Path:
+    """``out/report.md`` and ``out/loss.png``; with ``marks``, every measured figure carries its marker."""
     plotted = _plot_losses(losses, out / "loss.png") if losses else False
     path = out / "report.md"
-    path.write_text(render_markdown(tuning_report(provenance, loss_figure="loss.png" if plotted else None)),
-                    encoding="utf-8")
+    report = tuning_report(provenance, loss_figure="loss.png" if plotted else None, marks=marks)
+    path.write_text(render_markdown(report), encoding="utf-8")
     return path
