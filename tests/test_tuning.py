@@ -193,6 +193,23 @@ def test_adapter_sha256_is_checked_on_load(tuned, tmp_path):
         load_model(copy / SPEC_FILE, n_threads=1)
 
 
+def test_shipping_a_run_keeps_the_gemma_terms_beside_it(tuned, tmp_path):
+    """ship_adapter writes models/ID.toml and models/ID/ (half-precision weights, their sha256 in the spec and
+    the provenance) and, for a Gemma derivative, the Gemma Terms beside it: a re-ship must not drop them."""
+    from judgelab.tuning import ship_adapter
+
+    models = tmp_path / "models"
+    for _ in range(2):  # the first takes the packaged judge's copy of the terms, the second the folder's own
+        spec_path = ship_adapter(tuned, models)
+        spec = load_spec(spec_path)
+        folder = models / spec.id
+        prov = json.loads((folder / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        assert sha256_file(folder / "adapter.gguf") == prov["shipped"]["files"]["adapter.gguf"] == spec.adapter.gguf_sha256
+        assert (folder / "GEMMA_TERMS.txt").read_text(encoding="utf-8") == (
+            MODELS / "gemma-3-270m-judge" / "GEMMA_TERMS.txt").read_text(encoding="utf-8")
+        assert "GEMMA_TERMS.txt" in (folder / "NOTICE").read_text(encoding="utf-8")
+
+
 # -- continued training (--init-adapter) ----------------------------------------
 
 

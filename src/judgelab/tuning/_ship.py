@@ -50,6 +50,7 @@ def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> P
         raise JudgelabError(f"{run / SPEC_FILE} names no [adapter] base; finish the run with the same command.")
     base = load_spec(tuned.adapter.base).model_copy(update={"chunk_tokens": tuned.chunk_tokens})
     folder = models / tuned.id
+    terms = _gemma_terms(folder) if base.family == "gemma" else None  # read before the old folder goes
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "peft").mkdir(parents=True)
     shutil.copy2(run / "peft" / "adapter_config.json", folder / "peft" / "adapter_config.json")
@@ -82,8 +83,27 @@ def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> P
     for extra in ("report.md", "loss.png"):
         if (run / extra).is_file():
             shutil.copy2(run / extra, folder / extra)
+    if terms is not None:
+        (folder / GEMMA_TERMS).write_text(terms, encoding="utf-8")
     _write_notice(folder, tuned.id, base)
     return target
+
+
+#: The Gemma Terms of Use as text, beside a shipped Gemma derivative (their Section 3.1 asks for a copy).
+GEMMA_TERMS = "GEMMA_TERMS.txt"
+
+
+def _gemma_terms(folder: Path) -> str:
+    """The Gemma Terms' text to ship beside the adapter: the folder's own copy, else a packaged judge's."""
+    from judgelab.specs import spec_dirs
+
+    for candidate in (folder / GEMMA_TERMS, *(d / sub.name / GEMMA_TERMS for d in spec_dirs()
+                                              for sub in sorted(d.iterdir()) if sub.is_dir())):
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    raise JudgelabError(f"Shipping a Gemma derivative needs a copy of the Gemma Terms of Use beside it (their "
+                        f"Section 3.1): put their text (ai.google.dev/gemma/terms) in {folder / GEMMA_TERMS} "
+                        "and ship again.")
 
 
 def _write_notice(folder: Path, name: str, base: ModelSpec) -> None:
@@ -93,7 +113,8 @@ def _write_notice(folder: Path, name: str, base: ModelSpec) -> None:
              f"  {base.licence or 'no licence is named in the base spec: check it before shipping this adapter'}", ""]
     if base.family == "gemma":
         lines += ["Gemma is provided under and subject to the Gemma Terms of Use found at ai.google.dev/gemma/terms",
-                  "(and the Gemma Prohibited Use Policy, ai.google.dev/gemma/prohibited_use_policy).", ""]
+                  "(and the Gemma Prohibited Use Policy, ai.google.dev/gemma/prohibited_use_policy).", "",
+                  f"A copy of the Gemma Terms of Use is in {GEMMA_TERMS}, beside this file.", ""]
     lines += ["PROVENANCE.json lists the data it was trained on, with each source's licence."]
     (folder / "NOTICE").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
