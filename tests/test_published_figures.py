@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,25 @@ def test_a_figure_changed_by_hand_fails(tmp_path):
     assert check_markdown(good.replace("x 1\ny", "x 1\nz"), tmp_path)[1]
     assert check_markdown("AUROC 0.73<!-- fig r.json a.missing -->", tmp_path)[1]
     assert check_markdown("AUROC high <!-- fig r.json a.auroc -->", tmp_path)[1]
+
+
+def test_a_retrained_judges_report_holds_every_figure_to_its_results_file(tmp_path):
+    """``benchmarks/training_record.py --report`` marks each figure of a tuning report to the results file."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import training_record
+
+    run, results, model = tmp_path / "run", tmp_path / "results", tmp_path / "models" / "judge"
+    run.mkdir()
+    (run / "PROVENANCE.json").write_text((ROOT / "tests" / "data" / "tuning_provenance.json").read_text())
+    (run / "losses.json").write_text(json.dumps([[1, 0.7], [2, 0.6], [3, 0.5]]), encoding="utf-8")
+    assert training_record.main([str(run), "--results", str(results / "tuning" / "x-training.json"),
+                                 "--results-root", str(results), "--report", str(model)]) == 0
+    text = (model / "report.md").read_text(encoding="utf-8")
+    checked, problems = check_markdown(text, results)
+    assert not problems
+    assert checked == 4 + 2 * 3 * 3  # steps, tokens, seconds, tokens/s; 3 scores x (2 scored rows + overall) x 2
+    assert "tuning/x-training.json training.evaluations.1.sources.squad-relevancy:train-v1.1.auroc" in text
+    with pytest.raises(SystemExit, match="must lie under"):  # a marker must name a file under the results root
+        training_record.main([str(run), "--results", str(tmp_path / "elsewhere.json"), "--results-root",
+                              str(results), "--report", str(tmp_path / "other")])
+    assert not (tmp_path / "other").exists() and not (tmp_path / "elsewhere.json").exists()

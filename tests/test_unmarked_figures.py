@@ -75,3 +75,15 @@ def test_the_detector_finds_what_it_should():
 def test_a_number_said_not_to_be_measured_needs_a_reason():
     assert unmarked("a target of 0.68<!-- not measured: the balanced-accuracy target -->.") == []
     assert unmarked("a target of 0.68<!-- not measured: -->.") == [(1, "0.68")]
+
+
+def test_a_tuning_report_marked_to_its_results_file_has_no_unmarked_figure():
+    """A run folder's own report would fail this test once shipped; the one marked by FigureMarks passes it."""
+    import json
+
+    from judgelab.calibration.report import render_markdown
+    from judgelab.tuning import FigureMarks, tuning_report
+
+    provenance = json.loads((ROOT / "tests" / "data" / "tuning_provenance.json").read_text(encoding="utf-8"))
+    assert unmarked(render_markdown(tuning_report(provenance)))
+    assert not unmarked(render_markdown(tuning_report(provenance, marks=FigureMarks("x.json", "training"))))
