@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from judgelab.errors import ParameterError, check_parameter
+from judgelab.weights import sha256_file
 
 __all__ = ["TuneConfig", "DEFAULT_TARGET_MODULES", "PAIRED_KINDS", "PEFT_HINT", "is_paired_source"]
 
@@ -189,7 +190,7 @@ class TuneConfig:
         check_parameter(bool(self.target_modules), "target_modules", where, "at least one module name",
                         self.target_modules)
         if self.init_adapter is not None:  # before the model loads: a typo costs no minutes
-            _sha256(Path(self.init_adapter) / ADAPTER_WEIGHTS)
+            _adapter_weights(self.init_adapter)
         check_parameter(self.layers in ("top-half", "all") or _is_range(self.layers) or _top_k(self.layers) > 0,
                         "layers", where, "'top-half', 'top-K' (K >= 1), 'all' or 'A-B'", self.layers)
 
@@ -206,7 +207,7 @@ class TuneConfig:
         data = {k: v for k, v in asdict(self).items() if k not in _RUNTIME_FIELDS
                 and not (k in _HASHED_WHEN_SET and v == _HASHED_WHEN_SET[k])}
         if self.init_adapter is not None:  # the weights decide the run, not where they lie
-            data["init_adapter"] = _sha256(Path(self.init_adapter) / ADAPTER_WEIGHTS)
+            data["init_adapter"] = sha256_file(_adapter_weights(self.init_adapter))
         if data.get("split_seed") == self.seed:
             del data["split_seed"]  # the same split as leaving it unset
         if any(is_paired_source(spec) for spec in self.sets):
@@ -241,12 +242,14 @@ def is_paired_source(spec: str) -> bool:
     return bool(sep) and kind in PAIRED_KINDS
 
 
-def _sha256(path: Path) -> str:
+def _adapter_weights(folder: str) -> Path:
+    """The weights file of the PEFT adapter folder ``folder``; a ParameterError when there is none."""
+    path = Path(folder) / ADAPTER_WEIGHTS
     if not path.is_file():
         raise ParameterError(f"init_adapter: {path} does not exist; pass a PEFT adapter folder (one with "
                              f"adapter_config.json and {ADAPTER_WEIGHTS}, e.g. a tuned judge's peft/).",
                              name="init_adapter")
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return path
 
 
 def _top_k(text: str) -> int:
