@@ -107,8 +107,12 @@ SENTENCE_SOURCES = (
 #: with its answer sentence and replies that do not answer it (``judgelab.calibration.import_squad_relevancy``),
 #: from ``--squad-file`` (``benchmarks/squad_from_explorer.py`` writes it). 0 by default: the shipped recipe is
 #: unchanged until a measurement says otherwise.
+#: ``squad_same`` is the same file's hardest kind alone (``import_squad_same_paragraph``: the answer sentence
+#: against another sentence of its paragraph); use one of the two, not both: their rows share paragraphs, and
+#: each source draws its own held-out units.
 RELEVANCY_SOURCES = (
     ("squad", "squad-relevancy:{squad}", 0, ()),
+    ("squad_same", "squad-same-paragraph:{squad}", 0, ()),
 )
 #: Optional sources: read only when given rows (``used_sources``).
 OPTIONAL_SOURCES = (*GENERATED_SOURCES, *SENTENCE_SOURCES, *RELEVANCY_SOURCES)
@@ -140,6 +144,7 @@ LICENCES: dict[str, tuple[str, bool]] = {
     "squad": ("SQuAD v1.1 train: CC-BY-SA-4.0 (Wikipedia paragraphs; rajpurkar/SQuAD-explorer @ 0b3c8e8); "
               "relevancy replies made by judgelab", True),
 }
+LICENCES["squad_same"] = LICENCES["squad"]
 # a generated source's text is its first parent's, with one claim edited (or joined to another row's claim)
 LICENCES.update({name: (LICENCES[parents[0]][0] + "; hard-negative pairs made by judgelab", LICENCES[parents[0]][1])
                  for name, _, _, parents in GENERATED_SOURCES})
@@ -286,6 +291,10 @@ def build_config(args: argparse.Namespace):
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.squad and args.squad_same:
+        raise SystemExit("train_default_judge.py: --squad and --squad-same read the same SQuAD paragraphs and draw "
+                         "their held-out units apart, so one's training rows would share paragraphs with the other's "
+                         "held-out rows. Pass one of them.")
     check_licences(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = build_config(args)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from judgelab.calibration import LabelledRow
 from judgelab.evaluators import RelevancyEvaluator, evaluator_config
@@ -68,3 +69,14 @@ def test_the_training_base_spec_carries_the_judges_relevancy_prompt(tmp_path):
     assert Path(mod.base_model(args)).read_text(encoding="utf-8") == first  # the same command resumes the same file
     without = mod.parser().parse_args(["--out", str(tmp_path / "plain")])
     assert mod.base_model(without) == "gemma-3-270m" and not (tmp_path / "plain.base.toml").exists()
+
+
+def test_the_two_squad_sources_are_not_trained_together(tmp_path):
+    # their rows share paragraphs, and each draws its own held-out units: one's training rows would hold
+    # the other's held-out paragraphs
+    with pytest.raises(SystemExit, match="--squad and --squad-same read the same SQuAD paragraphs"):
+        train_default_judge.main(["--out", str(tmp_path / "run"), "--squad", "10", "--squad-same", "10"])
+    args = train_default_judge.parser().parse_args(["--squad-same", "300", "--scale", "1"])
+    used = {name: (spec, rows) for name, spec, rows in train_default_judge.used_sources(args)}
+    assert used["squad_same"] == ("squad-same-paragraph:{squad}", 300) and "squad" not in used
+    train_default_judge.check_licences(args)  # SQuAD's licence covers its same-paragraph rows

@@ -115,3 +115,20 @@ def test_the_explorer_page_reader_gives_the_official_shape():
     assert paragraph["context"] == "The Rhine rises in the Swiss Alps & flows north."
     assert paragraph["qas"] == [{"id": "Rhine-0-0", "question": "Where does the Rhine rise?",
                                  "answers": [{"text": "Swiss Alps", "answer_start": 23}]}]
+
+
+def test_the_same_paragraph_set_keeps_the_answer_sentence_against_its_neighbours_only(tmp_path):
+    path = _squad(tmp_path)
+    every = import_squad_relevancy(path)
+    rows = import_set("squad-same-paragraph", path)
+    assert {r.meta["kind"] for r in rows} == {"on-topic", "different-question"}
+    # the same rows as the full set's two kinds, in the same order, with the same ids
+    assert [r.id for r in rows] == [r.id for r in every if r.meta["kind"] in ("on-topic", "different-question")]
+    assert {r.label for r in rows} == {0, 1}
+    negative = _by(rows, "t1", "different-question")
+    assert negative.documents == _by(rows, "t1", "on-topic").documents and negative.response in TESLA
+
+
+def test_an_unknown_kind_names_the_kinds(tmp_path):
+    with pytest.raises(DataError, match="unknown kind.*'same-topic'.*on-topic, different-question"):
+        import_squad_relevancy(_squad(tmp_path), kinds=["same-topic"])

@@ -32,7 +32,7 @@ from judgelab.calibration.data._importers import (
     import_summedits,
     import_wice,
 )
-from judgelab.calibration.data._importers_squad import SQUAD_RELEVANCY_KINDS, import_squad_relevancy
+from judgelab.calibration.data._importers_squad import SQUAD_RELEVANCY_KINDS, import_squad_relevancy, import_squad_same_paragraph
 from judgelab.calibration.data._importers_tuning import import_begin, import_docnli, import_factcg, import_fever_nli, import_fib, import_mnli
 from judgelab.calibration.data._limit import SPREAD_UNITS, spread_limit
 from judgelab.calibration.data._number_negatives import number_pairs
@@ -116,6 +116,7 @@ __all__ = [
     "sentence_rows",
     "import_begin",
     "import_squad_relevancy",
+    "import_squad_same_paragraph",
     "SQUAD_RELEVANCY_KINDS",
     "import_docnli",
     "import_factcg",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from judgelab.calibration.data._importers_squad import import_squad_relevancy
+from judgelab.calibration.data._importers_squad import import_squad_relevancy, import_squad_same_paragraph
 from judgelab.calibration.data._importers_tuning import import_begin, import_factcg, import_fever_nli, import_fib, import_mnli
 from judgelab.calibration.data._rows import LabelledRow
 from judgelab.calibration.data._source_files import field, json_lines
@@ -384,6 +384,7 @@ IMPORTERS: dict[str, Callable[..., list[LabelledRow]]] = {
     "factcg": import_factcg,
     "begin": import_begin,
     "squad-relevancy": import_squad_relevancy,
+    "squad-same-paragraph": import_squad_same_paragraph,
 }
 
 

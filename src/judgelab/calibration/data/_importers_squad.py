@@ -37,10 +37,12 @@ from judgelab.errors import DataError
 from judgelab.evaluators import split_sentences
 from judgelab.textfiles import read_text
 
-__all__ = ["import_squad_relevancy", "SQUAD_RELEVANCY_KINDS"]
+__all__ = ["import_squad_relevancy", "import_squad_same_paragraph", "SQUAD_RELEVANCY_KINDS"]
 
 #: The kinds of reply each question gives, in the order they are emitted, with their labels.
 SQUAD_RELEVANCY_KINDS = {"on-topic": 1, "different-question": 0, "contradicts-context": 0, "off-topic": 0}
+#: The kinds ``import_squad_same_paragraph`` keeps: the answer sentence against another sentence of its paragraph.
+SAME_PARAGRAPH_KINDS = ("on-topic", "different-question")
 
 
 @dataclass(frozen=True)
@@ -147,9 +149,18 @@ def _contradiction(q: _Question, article: Sequence[_Paragraph], p: int) -> str |
     return None
 
 
-def import_squad_relevancy(path: str | Path) -> list[LabelledRow]:
-    """SQuAD (v1.1 or v2.0 JSON, train or dev) as relevancy rows of ``SQUAD_RELEVANCY_KINDS``; see the module doc."""
+def import_squad_relevancy(path: str | Path, *, kinds: Sequence[str] | None = None) -> list[LabelledRow]:
+    """SQuAD (v1.1 or v2.0 JSON, train or dev) as relevancy rows of ``SQUAD_RELEVANCY_KINDS``; see the module doc.
+
+    ``kinds`` keeps only those kinds of reply (default: all); a question whose kept kinds cannot all be
+    built still gives the ones that can.
+    """
     path = Path(path)
+    wanted = set(SQUAD_RELEVANCY_KINDS if kinds is None else kinds)
+    unknown = wanted - set(SQUAD_RELEVANCY_KINDS)
+    if unknown:
+        raise DataError(f"import_squad_relevancy: unknown kind(s) {sorted(unknown)}; the kinds are "
+                        f"{', '.join(SQUAD_RELEVANCY_KINDS)}")
     articles: dict[str, list[_Paragraph]] = {}
     for paragraph in _paragraphs(path):
         articles.setdefault(paragraph.title, []).append(paragraph)
@@ -169,10 +180,20 @@ def import_squad_relevancy(path: str | Path) -> list[LabelledRow]:
                     "off-topic": elsewhere[(p + n) % len(elsewhere)] if len(titles) > 1 else None,
                 }
                 for kind, response in replies.items():
-                    if response is None:
+                    if response is None or kind not in wanted:
                         continue
                     rows.append(LabelledRow(
                         id=f"squad-{q.id}-{kind}", task="relevancy", user_text=q.text, documents=[paragraph.context],
                         response=response, label=SQUAD_RELEVANCY_KINDS[kind], group="squad-relevancy",
                         meta={"pair": pair, "kind": kind, "question": q.id, "title": title}))
     return rows
+
+
+def import_squad_same_paragraph(path: str | Path) -> list[LabelledRow]:
+    """SQuAD's hardest relevancy rows alone: each answer sentence (1) against another sentence of the same
+    paragraph that answers another question (0).
+
+    The negative is true of the context, fluent and on its topic, so a judge that only asks whether the reply
+    is supported by the context passes it; only reading what was asked tells the two apart.
+    """
+    return import_squad_relevancy(path, kinds=SAME_PARAGRAPH_KINDS)
