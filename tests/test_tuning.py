@@ -210,6 +210,24 @@ def test_shipping_a_run_keeps_the_gemma_terms_beside_it(tuned, tmp_path):
         assert "GEMMA_TERMS.txt" in (folder / "NOTICE").read_text(encoding="utf-8")
 
 
+def test_shipping_keeps_the_task_prompt_the_run_was_trained_with(tuned, tmp_path):
+    """A run trained with its own relevancy prompt (train_default_judge.py --judge-relevancy-prompt) was
+    measured with it: the shipped spec asks the same prompt, not the base's default."""
+    from judgelab.evaluators import evaluator_config
+    from judgelab.tuning import ship_adapter
+
+    run = tmp_path / "run"
+    shutil.copytree(tuned, run)
+    template = 'Document:\n{context}\nClaim:\nThe answer to "{query}" is: {response}'
+    with (run / SPEC_FILE).open("a", encoding="utf-8") as fh:
+        fh.write('\n[tasks.relevancy]\ntemplate = """' + template + '"""\n')
+    assert load_spec(run / SPEC_FILE).tasks["relevancy"].template == template
+    shipped = load_spec(ship_adapter(run, tmp_path / "models"))
+    assert shipped.tasks["relevancy"].template == template
+    assert evaluator_config(None, shipped, task="relevancy").template == template
+    assert shipped.licence.count("derivative") == 1  # the licence line is written once, not inherited twice
+
+
 # -- continued training (--init-adapter) ----------------------------------------
 
 

@@ -19,6 +19,10 @@ def _half_safetensors(src: Path, dst: Path) -> None:
     save_file({k: v.astype("float16") for k, v in load_file(str(src)).items()}, str(dst))
 
 
+#: Fields of a run's spec that ``write_spec`` writes anew from the base, not copied: the rest ship as run.
+_NOT_INHERITED = frozenset({"id", "description", "licence", "adapter", "source_path"})
+
+
 def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> Path:
     """Copy a finished run's adapter into ``models/<id>/`` and write ``models/<id>.toml``.
 
@@ -48,7 +52,10 @@ def ship_adapter(run: str | Path, models: str | Path, *, half: bool = True) -> P
     tuned = load_spec(run / SPEC_FILE)
     if tuned.adapter is None or tuned.adapter.base is None:
         raise JudgelabError(f"{run / SPEC_FILE} names no [adapter] base; finish the run with the same command.")
-    base = load_spec(tuned.adapter.base).model_copy(update={"chunk_tokens": tuned.chunk_tokens})
+    # The run's spec is what was measured: its fields (chunk size, a [tasks] prompt it was trained with, as
+    # train_default_judge.py --judge-relevancy-prompt gives it) ship, over the base's, with the new files.
+    kept = {name: getattr(tuned, name) for name in type(tuned).model_fields if name not in _NOT_INHERITED}
+    base = load_spec(tuned.adapter.base).model_copy(update=kept)
     folder = models / tuned.id
     terms = _gemma_terms(folder) if base.family == "gemma" else None  # read before the old folder goes
     shutil.rmtree(folder, ignore_errors=True)
