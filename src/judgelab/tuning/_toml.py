@@ -57,6 +57,7 @@ def dump_toml(data: Mapping[str, object], *, header: str = "") -> str:
 def _table(lines: list[str], name: str, table: Mapping[str, object]) -> None:
     nested = {k: v for k, v in table.items() if isinstance(v, Mapping) and _is_table(v)}
     lines += ["", f"[{name}]"]
-    lines += [f"{_key(k)} = {_value(v)}" for k, v in table.items() if v is not None and k not in nested]
+    lines += [f"{_key(k)} = {_value(v)}" for k, v in table.items()
+              if v is not None and k not in nested and not (isinstance(v, Mapping) and not v)]  # {} is the default
     for k, v in nested.items():
         _table(lines, f"{name}.{_key(k)}", v)
