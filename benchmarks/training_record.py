@@ -63,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
         losses = json.loads((args.run / "losses.json").read_text(encoding="utf-8"))
         args.report.mkdir(parents=True, exist_ok=True)
-        path = write_tuning_report(args.report, provenance, [tuple(x) for x in losses],
+        # the report shows what the results file holds: the same fields with the machine's paths scrubbed
+        scrubbed = json.loads(args.results.read_text(encoding="utf-8"))["training"]
+        path = write_tuning_report(args.report, {**provenance, **scrubbed}, [tuple(x) for x in losses],
                                    marks=FigureMarks(str(marked_file), "training"))
         print(f"wrote {path}")
     return 0
