@@ -32,12 +32,17 @@ def _is_table(v: object) -> bool:
         isinstance(x, Mapping) or (isinstance(x, str) and len(x) > 40) for x in v.values())
 
 
+def _omitted(v: object) -> bool:
+    """``None`` and an empty mapping are left out: every spec field they could fill defaults to them."""
+    return v is None or (isinstance(v, Mapping) and not v)
+
+
 def dump_toml(data: Mapping[str, object], *, header: str = "") -> str:
     """``data`` as TOML: scalars first, then ``[table]``s and ``[[array of tables]]``."""
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     tables, arrays = {}, {}
     for k, v in data.items():
-        if v is None or (isinstance(v, Mapping) and not v):
+        if _omitted(v):
             continue
         if isinstance(v, Mapping):
             tables[k] = v
@@ -57,7 +62,6 @@ def dump_toml(data: Mapping[str, object], *, header: str = "") -> str:
 def _table(lines: list[str], name: str, table: Mapping[str, object]) -> None:
     nested = {k: v for k, v in table.items() if isinstance(v, Mapping) and _is_table(v)}
     lines += ["", f"[{name}]"]
-    lines += [f"{_key(k)} = {_value(v)}" for k, v in table.items()
-              if v is not None and k not in nested and not (isinstance(v, Mapping) and not v)]  # {} is the default
+    lines += [f"{_key(k)} = {_value(v)}" for k, v in table.items() if not _omitted(v) and k not in nested]
     for k, v in nested.items():
         _table(lines, f"{name}.{_key(k)}", v)
